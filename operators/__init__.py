@@ -1,0 +1,7 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Operators: thin wrappers that gather data from the context, call `rq_rotation`
+through `rq_blender`, and report what they did."""
+
+from ..rq_blender.registration import register_modules_factory
+
+register, unregister = register_modules_factory(())

@@ -1,0 +1,6 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""User interface: panels, menu entries and the viewport overlay."""
+
+from ..rq_blender.registration import register_modules_factory
+
+register, unregister = register_modules_factory(())
