@@ -6,6 +6,8 @@ import math
 import bpy
 from bpy.props import FloatProperty
 
+from .rq_blender.registration import register_classes_factory
+
 
 class RQ_AddonPreferences(bpy.types.AddonPreferences):
     # For an extension the package is ``bl_ext.<repository>.rq_rotations``.
@@ -29,7 +31,9 @@ class RQ_AddonPreferences(bpy.types.AddonPreferences):
 
 def preferences(context: bpy.types.Context) -> RQ_AddonPreferences:
     """The add-on's preferences (``context.preferences.addons[__package__]``)."""
-    return context.preferences.addons[__package__].preferences  # type: ignore[return-value]
+    blender_preferences = context.preferences
+    assert blender_preferences is not None  # None only while Blender starts or quits
+    return blender_preferences.addons[__package__].preferences  # type: ignore[return-value]
 
 
-register, unregister = bpy.utils.register_classes_factory((RQ_AddonPreferences,))
+register, unregister = register_classes_factory((RQ_AddonPreferences,))

@@ -17,51 +17,31 @@ exactly as a user would have it, in a fresh empty file.
 from __future__ import annotations
 
 import importlib
-import os
 import pathlib
-import subprocess
 import sys
-import tempfile
 
 import pytest
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
-ADDON_ID = "rq_rotations"
-ADDON_MODULE = f"bl_ext.user_default.{ADDON_ID}"
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tools"))
+from blender_extension import (
+    ADDON_MODULE,
+    REPO,
+    build_zip,
+    install,
+    run_blender_ext,
+    use_temporary_user_resources,
+)
 
-_user_resources = tempfile.mkdtemp(prefix="rq-blender-user-")
-os.environ["BLENDER_USER_RESOURCES"] = _user_resources
+USER_RESOURCES = use_temporary_user_resources()
 
-import bpy  # noqa: E402  (must follow the environment set-up above)
+import bpy  # noqa: E402  (Blender reads BLENDER_USER_RESOURCES when it starts)
+
+__all__ = ["ADDON_MODULE", "BASELINE", "REPO", "build_zip", "registration_snapshot",
+           "run_blender_ext"]
 
 # The state of Blender before the add-on was ever enabled; see `registration_snapshot`.
 BASELINE: dict[str, frozenset[str]] = {}
 ZIP_PATH: pathlib.Path | None = None
-
-
-def blender_ext_script() -> pathlib.Path:
-    """Blender's extension command-line tool, as shipped inside the bpy wheel."""
-    scripts = pathlib.Path(bpy.utils.system_resource("SCRIPTS"))
-    return scripts / "addons_core" / "bl_pkg" / "cli" / "blender_ext.py"
-
-
-def run_blender_ext(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(blender_ext_script()), *args],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-
-
-def build_zip(output_dir: pathlib.Path) -> pathlib.Path:
-    """Build the extension zip from the working tree with Blender's own tool."""
-    output_dir.mkdir(parents=True, exist_ok=True)
-    result = run_blender_ext("build", "--source-dir", str(REPO), "--output-dir", str(output_dir))
-    if result.returncode != 0:
-        raise RuntimeError(f"blender_ext.py build failed:\n{result.stdout}\n{result.stderr}")
-    (zip_path,) = output_dir.glob(f"{ADDON_ID}-*.zip")
-    return zip_path
 
 
 def registration_snapshot() -> dict[str, frozenset[str]]:
@@ -76,10 +56,14 @@ def registration_snapshot() -> dict[str, frozenset[str]]:
     snapshot = {
         "classes": frozenset(dir(types)),
         "properties": frozenset(
-            f"{name}.{prop}" for name in extended for prop in getattr(types, name).bl_rna.properties.keys()
+            f"{name}.{prop.identifier}"
+            for name in extended
+            for prop in getattr(types, name).bl_rna.properties
         ),
         "operators": frozenset(
-            f"{category}.{op}" for category in dir(bpy.ops) for op in dir(getattr(bpy.ops, category))
+            f"{category}.{op}"
+            for category in dir(bpy.ops)
+            for op in dir(getattr(bpy.ops, category))
         ),
         "handlers": frozenset(
             f"{name}:{getattr(func, '__module__', '')}.{getattr(func, '__qualname__', repr(func))}"
@@ -89,6 +73,13 @@ def registration_snapshot() -> dict[str, frozenset[str]]:
         ),
         "driver_namespace": frozenset(bpy.app.driver_namespace.keys()),
     }
+    registered, pending = [], [bpy.types.bpy_struct]
+    while pending:
+        for cls in pending.pop().__subclasses__():
+            pending.append(cls)
+            if cls.__module__.startswith(ADDON_MODULE) and getattr(cls, "is_registered", False):
+                registered.append(f"{cls.__module__}.{cls.__qualname__}")
+    snapshot["registered_classes"] = frozenset(registered)
     menus = []
     for name in dir(types):
         cls = getattr(types, name)
@@ -99,20 +90,12 @@ def registration_snapshot() -> dict[str, frozenset[str]]:
     return snapshot
 
 
-def install_extension() -> None:
-    global ZIP_PATH
-    ZIP_PATH = build_zip(pathlib.Path(_user_resources) / "dist")
-    result = bpy.ops.extensions.package_install_files(
-        filepath=str(ZIP_PATH), repo="user_default", enable_on_install=True
-    )
-    if result != {"FINISHED"} or ADDON_MODULE not in bpy.context.preferences.addons:
-        raise RuntimeError(f"installing {ZIP_PATH} failed: {result}")
-
-
 def pytest_configure(config: pytest.Config) -> None:
     bpy.ops.wm.read_homefile(use_empty=True)
     BASELINE.update(registration_snapshot())
-    install_extension()
+    global ZIP_PATH
+    ZIP_PATH = build_zip(USER_RESOURCES / "dist")
+    install(ZIP_PATH)
     config.addinivalue_line("markers", "blender: runs inside real Blender")
 
 
