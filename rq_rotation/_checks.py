@@ -1,0 +1,113 @@
+"""Input validation shared by every public function.
+
+Each public function converts its inputs with one of these helpers, so that every function
+rejects bad input the same way:
+
+* NaN or inf -> ``ValueError`` naming the argument;
+* a wrong last dimension -> ``ValueError`` naming the expected shape;
+* a zero quaternion -> ``ValueError``; other quaternions are normalized where the result
+  depends on the norm;
+* empty stacks pass through (shape ``(0, 3)`` in, shape ``(0, 4)`` out);
+* a single input (shape ``(3,)``) gives a single output, because every function works on the
+  last axis and broadcasts over the leading ones.
+"""
+
+import numpy as np
+
+__all__ = []
+
+
+def _finite(a, name):
+    # ``np.isfinite(a).all()`` allocates a boolean temporary; summing is a cheaper test that a
+    # NaN or inf is present (the sum of finite values can overflow to inf: fall back then).
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = np.add.reduce(a, axis=None)
+    if not np.isfinite(total) and not np.isfinite(a).all():
+        raise ValueError(f"{name} contains NaN or inf")
+
+
+def as_float_array(a, name):
+    """Return ``a`` as a float64 ndarray, rejecting non-numeric data and NaN/inf."""
+    try:
+        arr = np.asarray(a, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be an array of real numbers") from exc
+    _finite(arr, name)
+    return arr
+
+
+def as_vectors(a, name, dim=3):
+    """``a`` as a float64 array of shape ``(..., dim)``."""
+    arr = as_float_array(a, name)
+    if arr.ndim == 0 or arr.shape[-1] != dim:
+        raise ValueError(f"{name} must have shape (..., {dim}), got {arr.shape}")
+    return arr
+
+
+def as_matrices(a, name):
+    """``a`` as a float64 array of shape ``(..., 3, 3)``."""
+    arr = as_float_array(a, name)
+    if arr.ndim < 2 or arr.shape[-2:] != (3, 3):
+        raise ValueError(f"{name} must have shape (..., 3, 3), got {arr.shape}")
+    return arr
+
+
+def as_quats(a, name, normalize=True):
+    """``a`` as a float64 array of shape ``(..., 4)`` (w, x, y, z), normalized.
+
+    A zero quaternion raises ``ValueError``. With ``normalize=False`` the array is only
+    checked for shape and NaN/inf: the caller's result must not depend on the norm, and the
+    caller must call ``check_zero_quats`` itself (cheaply, on its result).
+    """
+    arr = as_vectors(a, name, 4)
+    if not normalize:
+        return arr
+    n2 = np.einsum("...i,...i->...", arr, arr)
+    check_zero_quats(n2, name)
+    return arr / np.sqrt(n2)[..., None]
+
+
+def check_zero_quats(n2, name):
+    """Raise ``ValueError`` if any squared norm in ``n2`` is zero."""
+    if np.any(n2 == 0.0):
+        raise ValueError(f"{name} contains a zero quaternion, which is not a rotation")
+
+
+def as_scalars(a, name):
+    """``a`` as a float64 array of any shape (angles, times, ...)."""
+    return as_float_array(a, name)
+
+
+def check_order(order):
+    """Validate a Blender Euler order string and return it upper-cased."""
+    if not isinstance(order, str) or order.upper() not in EULER_ORDERS:
+        raise ValueError(f"order must be one of {EULER_ORDERS}, got {order!r}")
+    return order.upper()
+
+
+EULER_ORDERS = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
+
+
+#: Rows per block for the vectorized kernels: temporaries of 16384 float64 (128 KiB) stay in the
+#: CPU cache, which makes the conversions about twice as fast on large stacks as whole-array
+#: numpy expressions (measured in benchmarks/bench_core.py).
+CHUNK_ROWS = 16384
+
+
+def run_chunked(kernel, a, tail):
+    """Apply ``kernel(block, out_block)`` over blocks of the flattened stack ``a``.
+
+    ``a`` has shape ``(..., k)``; the result has shape ``a.shape[:-1] + tail``. ``kernel`` writes
+    its result for a contiguous block of rows of shape ``(n, k)`` into ``out_block`` of shape
+    ``(n,) + tail``.
+    """
+    lead = a.shape[:-1]
+    flat = np.ascontiguousarray(a).reshape(-1, a.shape[-1])
+    out = np.empty((flat.shape[0],) + tail)
+    n = flat.shape[0]
+    if n <= CHUNK_ROWS:
+        kernel(flat, out)
+    else:
+        for s in range(0, n, CHUNK_ROWS):
+            kernel(flat[s : s + CHUNK_ROWS], out[s : s + CHUNK_ROWS])
+    return out.reshape(lead + tail)

@@ -1,0 +1,144 @@
+"""Euler angles in Blender's six orders.
+
+An Euler triple ``e`` (shape ``(..., 3)``, radians) always stores the angles about X, Y and Z
+in that slot order, whatever the rotation order (as ``mathutils.Euler`` does). The order string
+names the axes in the order they are *applied*: ``'XYZ'`` rotates about X first, then Y, then Z,
+so its matrix is ``Rz @ Ry @ Rx`` and its quaternion ``qz * qy * qx`` (active rotations, column
+vectors, Hamilton product). Orders: ``'XYZ', 'XZY', 'YXZ', 'YZX', 'ZXY', 'ZYX'``.
+"""
+
+import math
+
+import numpy as np
+
+from ._checks import EULER_ORDERS, as_matrices, as_quats, as_vectors, check_order
+from .quaternion import _qmul, _quat_to_matrix_unit
+
+__all__ = [
+    "EULER_ORDERS",
+    "euler_to_quat",
+    "quat_to_euler",
+    "euler_to_matrix",
+    "matrix_to_euler",
+]
+
+_AXIS = {"X": 0, "Y": 1, "Z": 2}
+TWO_PI = 2.0 * math.pi
+#: Below this value of ``cos(middle angle)`` the matrix is treated as gimbal locked: the last
+#: angle is set to 0 and the first absorbs the whole rotation about the common axis.
+GIMBAL_EPS = 16.0 * np.finfo(np.float64).eps
+
+
+def _axis_quat(angle, axis):
+    q = np.zeros(angle.shape + (4,))
+    q[..., 0] = np.cos(0.5 * angle)
+    q[..., 1 + axis] = np.sin(0.5 * angle)
+    return q
+
+
+def euler_to_quat(e, order="XYZ"):
+    """Quaternions of Euler angles.
+
+    Parameters
+    ----------
+    e : array_like, shape (..., 3)
+        Angles about X, Y, Z (radians), in that slot order for every rotation order.
+    order : str
+        One of ``EULER_ORDERS``; ``'XYZ'`` applies X first (``q = qz * qy * qx``).
+
+    Returns
+    -------
+    ndarray, shape (..., 4)
+        ``(w, x, y, z)``, ``q = q_C * q_B * q_A`` for order ``'ABC'``, with
+        ``q_X(a) = (cos(a/2), sin(a/2), 0, 0)`` etc.
+    """
+    e = as_vectors(e, "e")
+    order = check_order(order)
+    i, j, k = (_AXIS[c] for c in order)
+    qa = _axis_quat(e[..., i], i)
+    qb = _axis_quat(e[..., j], j)
+    qc = _axis_quat(e[..., k], k)
+    return _qmul(qc, _qmul(qb, qa))
+
+
+def euler_to_matrix(e, order="XYZ"):
+    """Rotation matrices (..., 3, 3) of Euler angles (..., 3): ``R_C @ R_B @ R_A`` for ``'ABC'``."""
+    return _quat_to_matrix_unit(euler_to_quat(e, order))
+
+
+def _two_solutions(m, order):
+    i, j, k = (_AXIS[c] for c in order)
+    sig = 1.0 if (j - i) % 3 == 1 else -1.0  # +1 for the cyclic orders XYZ, YZX, ZXY
+    mii = m[..., i, i]
+    mji = m[..., j, i]
+    cy = np.hypot(mii, mji)
+    e1 = np.empty(m.shape[:-2] + (3,))
+    e2 = np.empty_like(e1)
+    regular = cy > GIMBAL_EPS
+    a1 = np.arctan2(sig * m[..., k, j], m[..., k, k])
+    a2 = np.arctan2(-sig * m[..., k, j], -m[..., k, k])
+    b1 = np.arctan2(-sig * m[..., k, i], cy)
+    b2 = np.arctan2(-sig * m[..., k, i], -cy)
+    c1 = np.arctan2(sig * mji, mii)
+    c2 = np.arctan2(-sig * mji, -mii)
+    a_lock = np.arctan2(-sig * m[..., j, k], m[..., j, j])
+    e1[..., i] = np.where(regular, a1, a_lock)
+    e1[..., j] = b1
+    e1[..., k] = np.where(regular, c1, 0.0)
+    e2[..., i] = np.where(regular, a2, a_lock)
+    e2[..., j] = np.where(regular, b2, b1)
+    e2[..., k] = np.where(regular, c2, 0.0)
+    return e1, e2
+
+
+def _select(e1, e2, near):
+    if near is None:
+        # Blender's choice: the solution with the smaller sum of absolute angles.
+        pick2 = np.abs(e1).sum(-1) > np.abs(e2).sum(-1)
+    else:
+        e1 = e1 + TWO_PI * np.round((near - e1) / TWO_PI)
+        e2 = e2 + TWO_PI * np.round((near - e2) / TWO_PI)
+        pick2 = np.abs(e1 - near).sum(-1) > np.abs(e2 - near).sum(-1)
+    return np.where(pick2[..., None], e2, e1)
+
+
+def matrix_to_euler(m, order="XYZ", near=None):
+    """Euler angles (..., 3) of rotation matrices (..., 3, 3).
+
+    Parameters
+    ----------
+    m : array_like, shape (..., 3, 3)
+        Rotation matrices (``R @ p`` rotates ``p``).
+    order : str
+        One of ``EULER_ORDERS``.
+    near : array_like, shape (..., 3), optional
+        Reference Euler angles (like ``mathutils`` ``to_euler(order, compat)``).
+
+    Returns
+    -------
+    ndarray, shape (..., 3)
+        Angles about X, Y, Z. For order ``'ABC'`` with parity ``s = +1`` for the cyclic orders
+        (XYZ, YZX, ZXY) and ``-1`` otherwise: ``b = atan2(-s R[C,A], hypot(R[A,A], R[B,A]))``,
+        ``a = atan2(s R[C,B], R[C,C])``, ``c = atan2(s R[B,A], R[A,A])``; the second solution is
+        ``(a + pi, pi - b, c + pi)`` (wrapped). Without ``near`` the solution with the smaller
+        sum of absolute angles is returned (Blender's rule). With ``near`` each solution's
+        angles are shifted by multiples of ``2 pi`` to the closest to ``near`` and the solution
+        with the smaller sum of absolute differences is returned (Blender uses heuristic
+        thresholds for the shifts; this returns the exact closest). At gimbal lock
+        (``cos b < GIMBAL_EPS``) the last angle is 0.
+    """
+    m = as_matrices(m, "m")
+    order = check_order(order)
+    if near is not None:
+        near = as_vectors(near, "near")
+    e1, e2 = _two_solutions(m, order)
+    return _select(e1, e2, near)
+
+
+def quat_to_euler(q, order="XYZ", near=None):
+    """Euler angles (..., 3) of quaternions (..., 4), through the rotation matrix.
+
+    Same rules as ``matrix_to_euler`` (as Blender's ``Quaternion.to_euler(order, compat)``).
+    """
+    q = as_quats(q, "q")
+    return matrix_to_euler(_quat_to_matrix_unit(q), order, near)

@@ -1,0 +1,260 @@
+"""RQ vectors (rotation vectors, the exponential map) <-> quaternions and matrices.
+
+An RQ vector ``v`` (shape ``(..., 3)``, radians) is the rotation by ``theta = |v|`` about the
+axis ``v / theta`` (right-hand rule). Its quaternion is ``q = (cos(theta/2), sin(theta/2) v/theta)``
+(Grassia 1997, section 3). ``-v`` is the inverse rotation. The map is smooth everywhere and
+singular (not locally invertible) on the shells ``|v| = 2 pi k``, ``k >= 1``.
+"""
+
+import math
+
+import numpy as np
+
+from ._checks import as_matrices, as_quats, as_vectors, check_zero_quats, run_chunked
+from .quaternion import _matrix_to_quat, _quat_to_matrix_unit
+
+__all__ = [
+    "rq_to_quat",
+    "quat_to_rq",
+    "rq_to_matrix",
+    "matrix_to_rq",
+    "rq_sequence_continuous",
+    "SMALL_ANGLE_RQ_TO_QUAT",
+    "SMALL_RATIO_QUAT_TO_RQ",
+]
+
+TWO_PI = 2.0 * math.pi
+
+#: Below this angle ``|v|`` (radians) ``rq_to_quat`` uses the Taylor series of
+#: ``sin(theta/2)/theta = 1/2 - theta^2/48 + theta^4/3840 - theta^6/645120``. At 1e-2 the first
+#: omitted term (``theta^8/185794560``) is 5e-25 and its derivative 4e-22, so value and
+#: derivative of the two branches agree to machine precision across the threshold. The closed
+#: form has no cancellation, so the threshold only has to keep ``theta`` away from 0.
+SMALL_ANGLE_RQ_TO_QUAT = 1e-2
+
+#: ``quat_to_rq`` computes ``theta / |q_xyz| = 2 atan(r) / (r |w|)`` with ``r = |q_xyz| / |w|``;
+#: below this ``r`` it uses ``atan(r)/r = 1 - r^2/3 + r^4/5 - r^6/7``. At 1e-3 the first omitted
+#: term (``r^8/9``) is 1e-25 and its derivative 1e-21.
+SMALL_RATIO_QUAT_TO_RQ = 1e-3
+
+
+_ONES3 = np.ones(3)
+
+
+def _rq_to_quat_block(v, out):
+    """``rq_to_quat`` kernel for a block ``v`` (n, 3) -> ``out`` (n, 4).
+
+    One transcendental call: with ``t = tan(theta/4)``,
+    ``cos(theta/2) = (1 - t^2) / (1 + t^2)`` and ``sin(theta/2) = 2 t / (1 + t^2)``.
+    """
+    th2 = np.matmul(v * v, _ONES3)
+    th = np.sqrt(th2)
+    t = np.multiply(th, 0.25)
+    np.tan(t, out=t)
+    t2 = t * t
+    d = np.add(t2, 1.0)
+    np.divide(1.0, d, out=d)  # d = 1 / (1 + t^2)
+    w = np.subtract(1.0, t2, out=t2)
+    np.multiply(w, d, out=out[..., 0])
+    # k = sin(theta/2) / theta
+    k = np.multiply(t, d, out=t)
+    k += k
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.divide(k, th, out=k)
+    # series: sin(theta/2)/theta = 1/2 - theta^2/48 + theta^4/3840 - theta^6/645120
+    ser = th2 * (-1.0 / 645120.0)
+    ser += 1.0 / 3840.0
+    ser *= th2
+    ser -= 1.0 / 48.0
+    ser *= th2
+    ser += 0.5
+    k = np.where(th < SMALL_ANGLE_RQ_TO_QUAT, ser, k)
+    np.multiply(v, k[..., None], out=out[..., 1:])
+
+
+def _rq_to_quat(v):
+    """Core of ``rq_to_quat`` on a validated float64 array (..., 3) -> (..., 4)."""
+    return run_chunked(_rq_to_quat_block, v, (4,))
+
+
+def rq_to_quat(v):
+    """Quaternions of RQ vectors.
+
+    Parameters
+    ----------
+    v : array_like, shape (..., 3)
+        RQ vectors (radians); any magnitude.
+
+    Returns
+    -------
+    ndarray, shape (..., 4)
+        ``q = (cos(theta/2), sin(theta/2) v / theta)`` with ``theta = |v|``, ``(w, x, y, z)``.
+        The sign is *not* canonicalized: ``w < 0`` for ``2 pi k + pi < theta < 2 pi k + 3 pi``,
+        which keeps ``q`` a smooth function of ``v``. ``v = 0`` gives exactly ``(1, 0, 0, 0)``.
+
+    Notes
+    -----
+    Computed with a single ``tan(theta/4)`` (half-angle tangent formulas) and a Taylor series
+    below ``SMALL_ANGLE_RQ_TO_QUAT``.
+    """
+    return _rq_to_quat(as_vectors(v, "v"))
+
+
+def _quat_to_rq_block(q, out):
+    """``quat_to_rq`` kernel (no ``near``) for a block ``q`` (n, 4) -> ``out`` (n, 3)."""
+    w = q[:, 0]
+    xyz = q[:, 1:]
+    n2 = np.matmul(xyz * xyz, _ONES3)
+    n = np.sqrt(n2)
+    aw = np.abs(w)
+    f = np.arctan2(n, aw)
+    f += f  # theta in [0, pi]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f /= n
+        # series: theta / n = (2/|w|) atan(r)/r with r = n/|w|
+        inv = np.divide(1.0, aw)
+        r2 = n2 * inv
+        r2 *= inv
+    ser = r2 * (-1.0 / 7.0)
+    ser += 1.0 / 5.0
+    ser *= r2
+    ser -= 1.0 / 3.0
+    ser *= r2
+    ser += 1.0
+    inv += inv
+    ser *= inv
+    small = np.multiply(aw, SMALL_RATIO_QUAT_TO_RQ, out=aw)
+    np.less(n, small, out=small)
+    f = np.where(small, ser, f)
+    np.copysign(f, w, out=f)
+    np.multiply(xyz, f[:, None], out=out)
+
+
+def _quat_to_rq(q, near=None):
+    """Core of ``quat_to_rq``; ``q`` validated (any nonzero norm), ``near`` validated or None."""
+    v = run_chunked(_quat_to_rq_block, q, (3,))
+    # a zero quaternion gives NaN (0/0) in its row: test cheaply, then exactly
+    with np.errstate(invalid="ignore", over="ignore"):
+        total = np.add.reduce(v, axis=None)
+    if np.isnan(total):
+        check_zero_quats(np.einsum("...i,...i->...", q, q), "q")
+    if near is None:
+        return v
+    # Equivalent vectors: u (theta + 2 pi k), u = v / |v|, k any integer. The closest to
+    # `near` has the signed length closest to near . u.
+    ang = np.linalg.norm(v, axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = v / ang[..., None]
+    s = np.einsum("...i,...i->...", near, u)
+    k = np.round((s - ang) / TWO_PI)
+    mag = ang + TWO_PI * k
+    vn = u * mag[..., None]
+    # identity: every shell point is equivalent; 2 pi round(|near| / 2 pi) along near.
+    nn = np.linalg.norm(near, axis=-1)
+    kk = np.round(nn / TWO_PI)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.where(kk > 0, TWO_PI * kk / nn, 0.0)
+    v_id = near * scale[..., None]
+    return np.where((ang == 0.0)[..., None], v_id, vn)
+
+
+def quat_to_rq(q, near=None):
+    """RQ vectors of quaternions.
+
+    Parameters
+    ----------
+    q : array_like, shape (..., 4)
+        ``(w, x, y, z)``; any nonzero norm (the result does not depend on it); ``q`` and ``-q``
+        give the same result.
+    near : array_like, shape (..., 3), optional
+        Reference RQ vectors (broadcast against ``q``'s stack).
+
+    Returns
+    -------
+    ndarray, shape (..., 3)
+        Without ``near``: ``v = 2 atan2(|q_xyz|, |w|) sign(w) q_xyz / |q_xyz|``, so ``|v| <= pi``
+        (the identity gives 0). With ``near``: among the vectors of the same rotation,
+        ``v + 2 pi k v/|v|`` for every integer ``k``, the one closest to ``near``; for the
+        identity (every shell ``|v| = 2 pi k``) that is ``2 pi round(|near| / 2 pi)`` along
+        ``near`` (0 when ``near`` is 0). This is the tool for continuity over time.
+    """
+    q = as_quats(q, "q", normalize=False)
+    if near is not None:
+        near = as_vectors(near, "near")
+    return _quat_to_rq(q, near)
+
+
+def rq_to_matrix(v):
+    """Rotation matrices of RQ vectors.
+
+    Parameters
+    ----------
+    v : array_like, shape (..., 3)
+
+    Returns
+    -------
+    ndarray, shape (..., 3, 3)
+        ``R = I + sin(theta) [a]x + (1 - cos(theta)) [a]x^2`` (Rodrigues, ``a = v/theta``),
+        computed through the quaternion; ``R @ p`` rotates ``p``.
+    """
+    return _quat_to_matrix_unit(_rq_to_quat(as_vectors(v, "v")))
+
+
+def matrix_to_rq(m, near=None):
+    """RQ vectors of rotation matrices, shape (..., 3, 3) -> (..., 3).
+
+    ``quat_to_rq(matrix_to_quat(m), near)``: ``|v| <= pi`` without ``near``; the equivalent
+    vector closest to ``near`` with it.
+    """
+    m = as_matrices(m, "m")
+    if near is not None:
+        near = as_vectors(near, "near")
+    return _quat_to_rq(_matrix_to_quat(m), near)
+
+
+def rq_sequence_continuous(v):
+    """Make a time sequence of RQ vectors continuous.
+
+    Parameters
+    ----------
+    v : array_like, shape (N, 3)
+
+    Returns
+    -------
+    ndarray, shape (N, 3)
+        ``out[0] = v[0]`` as given; ``out[i] = quat_to_rq(rq_to_quat(v[i]), near=out[i-1])``: each
+        vector replaced by the equivalent one (same rotation) closest to its predecessor. Removes
+        the jumps of ``2 pi`` in angle that per-frame conversions produce.
+    """
+    v = as_vectors(v, "v")
+    if v.ndim != 2:
+        raise ValueError(f"v must have shape (N, 3), got {v.shape}")
+    out = v.copy()
+    if len(v) < 2:
+        return out
+    q = _rq_to_quat(v)
+    w = q[:, 0]
+    xyz = q[:, 1:]
+    n = np.linalg.norm(xyz, axis=1)
+    ang = 2.0 * np.arctan2(n, np.abs(w))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = xyz * (np.copysign(1.0, w) / n)[:, None]
+    ident = (n == 0.0).tolist()
+    ul = u.tolist()
+    al = ang.tolist()
+    px, py, pz = (float(c) for c in v[0])
+    res = [None] * len(v)
+    for i in range(1, len(v)):
+        if ident[i]:
+            nn = math.sqrt(px * px + py * py + pz * pz)
+            kk = round(nn / TWO_PI)
+            sc = TWO_PI * kk / nn if kk > 0 else 0.0
+            px, py, pz = px * sc, py * sc, pz * sc
+        else:
+            ux, uy, uz = ul[i]
+            k = round((px * ux + py * uy + pz * uz - al[i]) / TWO_PI)
+            mag = al[i] + TWO_PI * k
+            px, py, pz = ux * mag, uy * mag, uz * mag
+        res[i] = (px, py, pz)
+    out[1:] = res[1:]
+    return out
