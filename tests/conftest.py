@@ -62,7 +62,7 @@ class BlenderSuite:
         command = [
             str(self.python), "-m", "pytest", str(BLENDER_TESTS),
             "-p", "blender_harness", "-p", "no:cacheprovider",
-            f"--confcutdir={BLENDER_TESTS}", f"--rootdir={REPO}", "-o", "addopts=",
+            f"--confcutdir={BLENDER_TESTS}", f"--rootdir={BLENDER_TESTS}", "-o", "addopts=",
             f"--junitxml={self.junit}", "-q",
         ]
         with self.log.open("wb") as log:
