@@ -1,0 +1,253 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""THE boundary where Blender animation data becomes numpy arrays, and back.
+
+Everything that reads or writes keyframes goes through here, in bulk: ``foreach_get`` /
+``foreach_set`` on ``keyframe_points``, ``keyframe_points.add(n)``, one ``FCurve.update()``
+per written curve. Never ``keyframe_insert`` in a loop, never ``frame_set``.
+
+Conventions at this boundary:
+
+- Times are frames in the *action's own* time (NLA strip mapping is Blender's business; a
+  conversion acts on each action in its own time).
+- Values are Blender's float32, widened to float64 on reading and rounded on writing.
+- A data path names one property of the object, e.g. ``pose.bones["B"].rotation_quaternion``
+  (see `bone_data_path`), and ``size`` its number of array indices; a channel that has no
+  F-curve is *missing* (``None``) and callers substitute the property's static value.
+- Actions come with their slot (`ActionUse`): the F-curves of one object in one action are
+  `fcurve_owner(use).fcurves`, whatever the Blender version (`compat.channelbag`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import bpy
+import numpy as np
+
+from . import compat, fcurve_math
+from .fcurve_math import Keys
+
+# Keyframe.handle_left_type / handle_right_type enum values.
+HANDLE_FREE = 0
+HANDLE_AUTO_CLAMPED = 4
+
+
+@dataclass(frozen=True)
+class ActionUse:
+    """An action that animates an object, with the slot it uses (``None`` before 4.4).
+
+    ``strip`` is the NLA strip that holds it, ``None`` for the object's active action.
+    """
+
+    action: bpy.types.Action
+    slot: Any
+    strip: bpy.types.NlaStrip | None = None
+
+
+@dataclass
+class Channel:
+    """One F-curve and its keys as arrays."""
+
+    fcurve: bpy.types.FCurve
+    keys: Keys
+
+    def evaluate(self, t: np.ndarray) -> np.ndarray:
+        """Values at frames ``t``, shape (m,) -> (m,): numpy when `Keys.supported`, else
+        ``FCurve.evaluate`` per time (modifiers, easing)."""
+        if self.keys.supported:
+            return fcurve_math.evaluate(self.keys, t)
+        return np.array([self.fcurve.evaluate(float(x)) for x in np.ravel(t)], dtype=np.float64)
+
+
+def bone_data_path(bone_name: str, prop: str) -> str:
+    """Data path of a pose-bone property from the object.
+
+    ``prop`` is an RNA property name (``"rotation_euler"``) or an ID custom property in
+    brackets (``'["rq_vector"]'``).
+    """
+    sep = "" if prop.startswith("[") else "."
+    return f'pose.bones["{bpy.utils.escape_identifier(bone_name)}"]{sep}{prop}'
+
+
+def _strips(strips: Sequence[bpy.types.NlaStrip]) -> Iterator[bpy.types.NlaStrip]:
+    for strip in strips:
+        if strip.type == 'META':
+            yield from _strips(strip.strips)
+        elif strip.action is not None:
+            yield strip
+
+
+def actions_of(obj: bpy.types.Object) -> list[ActionUse]:
+    """Every action animating ``obj``: the active action first, then those of NLA strips.
+
+    An action used twice with the same slot is listed once (the first use).
+    """
+    anim = obj.animation_data
+    if anim is None:
+        return []
+    uses: list[ActionUse] = []
+    seen: set[tuple[str, Any]] = set()
+
+    def add(action: bpy.types.Action, slot: Any, strip: bpy.types.NlaStrip | None) -> None:
+        key = (action.name_full, getattr(slot, "identifier", None))
+        if key not in seen:
+            seen.add(key)
+            uses.append(ActionUse(action, slot, strip))
+
+    if anim.action is not None:
+        add(anim.action, compat.assigned_slot(anim), None)
+    for track in anim.nla_tracks:
+        for strip in _strips(track.strips):
+            add(strip.action, compat.assigned_slot(strip), strip)
+    return uses
+
+
+def fcurve_owner(use: ActionUse, ensure: bool = False) -> compat.FCurveOwner | None:
+    """The F-curve collection of ``use`` (see `compat.channelbag`)."""
+    return compat.channelbag(use.action, use.slot, ensure=ensure)
+
+
+def read_keys(fcurve: bpy.types.FCurve) -> Keys:
+    """All keys of an F-curve as arrays (see `fcurve_math.Keys`), in bulk."""
+    points = fcurve.keyframe_points
+    n = len(points)
+    co = np.empty(2 * n, dtype=np.float32)
+    left = np.empty(2 * n, dtype=np.float32)
+    right = np.empty(2 * n, dtype=np.float32)
+    ipo = np.empty(n, dtype=np.int32)
+    points.foreach_get("co", co)
+    points.foreach_get("handle_left", left)
+    points.foreach_get("handle_right", right)
+    points.foreach_get("interpolation", ipo)
+    extrapolation = (
+        fcurve_math.EXTRAPOLATE_LINEAR
+        if fcurve.extrapolation == 'LINEAR'
+        else fcurve_math.EXTRAPOLATE_CONSTANT
+    )
+    return Keys(
+        co=co.reshape(n, 2).astype(np.float64),
+        handle_left=left.reshape(n, 2).astype(np.float64),
+        handle_right=right.reshape(n, 2).astype(np.float64),
+        interpolation=ipo,
+        extrapolation=extrapolation,
+        has_modifiers=len(fcurve.modifiers) > 0 or len(fcurve.sampled_points) > 0,
+    )
+
+
+def read_channels(
+    owner: compat.FCurveOwner | None, data_path: str, size: int
+) -> list[Channel | None]:
+    """The F-curves of ``data_path`` indices ``0 .. size-1`` with their keys; ``None`` where a
+    channel has no F-curve or no keys."""
+    channels: list[Channel | None] = []
+    for index in range(size):
+        fcurve = None if owner is None else owner.fcurves.find(data_path, index=index)
+        if fcurve is None or len(fcurve.keyframe_points) == 0:
+            channels.append(None)
+        else:
+            channels.append(Channel(fcurve, read_keys(fcurve)))
+    return channels
+
+
+def evaluate_channels(
+    channels: Sequence[Channel | None], static: Sequence[float], t: np.ndarray
+) -> np.ndarray:
+    """Evaluate a property's channels at frames ``t``.
+
+    Parameters
+    ----------
+    channels : sequence of Channel or None, length k
+        From `read_channels`.
+    static : sequence of float, length k
+        The property's current value, used for missing channels.
+    t : ndarray, shape (m,)
+
+    Returns
+    -------
+    ndarray, shape (m, k)
+    """
+    t = np.asarray(t, dtype=np.float64)
+    out = np.empty((len(t), len(channels)), dtype=np.float64)
+    for index, channel in enumerate(channels):
+        out[:, index] = static[index] if channel is None else channel.evaluate(t)
+    return out
+
+
+def key_times(channels: Sequence[Channel | None]) -> np.ndarray:
+    """Sorted union of the key frames of ``channels``, shape (n,) (empty if all missing)."""
+    times = [c.keys.times for c in channels if c is not None]
+    return np.unique(np.concatenate(times)) if times else np.empty(0)
+
+
+def write_keys(
+    owner: compat.FCurveOwner,
+    data_path: str,
+    index: int,
+    group: str,
+    times: np.ndarray,
+    values: np.ndarray,
+    interpolation: np.ndarray | None = None,
+    handles: tuple[np.ndarray, np.ndarray] | None = None,
+) -> bpy.types.FCurve:
+    """Replace the keys of one channel (creating its F-curve if needed), in bulk.
+
+    Parameters
+    ----------
+    owner : from `fcurve_owner` (``ensure=True``)
+    data_path, index : the channel; ``group`` names the channel group of a new F-curve.
+    times, values : ndarray, shape (n,)
+        Key frames (increasing) and values.
+    interpolation : ndarray of int, shape (n,), optional
+        ``fcurve_math`` interpolation codes; BEZIER when omitted.
+    handles : (left, right), each ndarray shape (n, 2), optional
+        Explicit handle points (FREE handles). Without them handles are AUTO_CLAMPED and
+        Blender computes them (``FCurve.update``).
+
+    Returns
+    -------
+    bpy.types.FCurve
+        The written curve (sorted, handles recalculated).
+    """
+    fcurve = owner.fcurves.find(data_path, index=index)
+    if fcurve is None:
+        fcurve = compat.new_fcurve(owner, data_path, index, group)
+    n = len(times)
+    points = fcurve.keyframe_points
+    points.clear()
+    points.add(n)
+    co = np.empty((n, 2), dtype=np.float32)
+    co[:, 0] = times
+    co[:, 1] = values
+    points.foreach_set("co", co.ravel())
+    if interpolation is None:
+        interpolation = np.full(n, fcurve_math.BEZIER)
+    points.foreach_set("interpolation", np.asarray(interpolation, dtype=np.int32))
+    handle_type = HANDLE_AUTO_CLAMPED if handles is None else HANDLE_FREE
+    types = np.full(n, handle_type, dtype=np.int32)
+    points.foreach_set("handle_left_type", types)
+    points.foreach_set("handle_right_type", types)
+    if handles is not None:
+        points.foreach_set("handle_left", np.asarray(handles[0], dtype=np.float32).ravel())
+        points.foreach_set("handle_right", np.asarray(handles[1], dtype=np.float32).ravel())
+    fcurve.update()
+    return fcurve
+
+
+def remove_fcurves(owner: compat.FCurveOwner | None, data_path: str, size: int) -> int:
+    """Remove the F-curves of ``data_path`` indices ``0 .. size-1`` (and channel groups they
+    leave empty); returns how many were removed."""
+    if owner is None:
+        return 0
+    removed = 0
+    for index in range(size):
+        fcurve = owner.fcurves.find(data_path, index=index)
+        if fcurve is None:
+            continue
+        group = fcurve.group
+        owner.fcurves.remove(fcurve)
+        removed += 1
+        if group is not None and len(group.channels) == 0:
+            getattr(owner, "groups").remove(group)  # noqa: B009 (Action or channelbag)
+    return removed

@@ -1,0 +1,92 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The Blender 4.2 .. 5.0 API differences the add-on meets, in one place.
+
+- Actions: 4.2/4.3 keep F-curves on the action (``action.fcurves``, ``action.groups``). From
+  4.4 actions are *slotted*: F-curves live in a channelbag per slot, inside a keyframe strip
+  of a layer (``action.layers[i].strips[j].channelbag(slot)``); 5.0 removed ``action.fcurves``.
+  `channelbag` hides this: it returns an object with ``fcurves`` (and ``groups``) for an
+  action and slot, the action itself before 4.4.
+- Slots: users of an action (``AnimData`` and NLA strips) name a slot (``action_slot``) from
+  4.4; before, there is none (`None` here).
+- Pose-bone selection: ``PoseBone.select`` in 5.0, ``Bone.select`` before.
+
+Every attribute that exists in only some versions is read with ``getattr`` here, so the rest
+of the add-on type-checks against either version's API.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import bpy
+
+# Slotted actions (``Action.slots``) exist from Blender 4.4.
+SLOTTED_ACTIONS = bpy.app.version >= (4, 4, 0)
+# Selection moved from ``Bone.select`` to ``PoseBone.select`` in Blender 5.0.
+POSE_BONE_SELECT = bpy.app.version >= (5, 0, 0)
+
+
+class FCurveOwner(Protocol):
+    """What `channelbag` returns: an ``ActionChannelbag`` (4.4+) or an ``Action`` (4.2/4.3)."""
+
+    @property
+    def fcurves(self) -> Any: ...
+
+
+def pose_bone_selected(pose_bone: bpy.types.PoseBone) -> bool:
+    """Whether a pose bone is selected (in Pose mode)."""
+    if POSE_BONE_SELECT:
+        return bool(getattr(pose_bone, "select"))  # noqa: B009 (5.0 only)
+    return bool(getattr(pose_bone.bone, "select"))  # noqa: B009 (before 5.0 only)
+
+
+def set_pose_bone_selected(pose_bone: bpy.types.PoseBone, selected: bool) -> None:
+    """Select or deselect a pose bone."""
+    setattr(pose_bone if POSE_BONE_SELECT else pose_bone.bone, "select", selected)  # noqa: B010
+
+
+def assigned_slot(user: bpy.types.AnimData | bpy.types.NlaStrip) -> Any:
+    """The action slot an ``AnimData`` or NLA strip uses (``None`` before 4.4 or if unset)."""
+    return getattr(user, "action_slot", None)
+
+
+def channelbag(action: bpy.types.Action, slot: Any, ensure: bool = False) -> FCurveOwner | None:
+    """The F-curve collection of ``action`` for ``slot``.
+
+    Parameters
+    ----------
+    action : bpy.types.Action
+    slot : bpy.types.ActionSlot or None
+        Ignored before 4.4. From 4.4, ``None`` (no slot assigned) means no F-curves.
+    ensure : bool
+        Create the slot's layer, keyframe strip and channelbag if missing (4.4+).
+
+    Returns
+    -------
+    An object with ``fcurves`` (``new(data_path, index)``, ``find``, ``remove``, iteration):
+    the channelbag (4.4+) or the action itself (4.2/4.3); ``None`` when there is none and
+    ``ensure`` is False, or when there is no slot.
+    """
+    if not SLOTTED_ACTIONS:
+        return action
+    if slot is None:
+        return None
+    layers = getattr(action, "layers")  # noqa: B009
+    for layer in layers:
+        for strip in layer.strips:
+            if strip.type == 'KEYFRAME':
+                bag = strip.channelbag(slot, ensure=ensure)
+                if bag is not None:
+                    return bag
+    if not ensure:
+        return None
+    layer = layers[0] if len(layers) else layers.new("Layer")
+    strip = layer.strips[0] if len(layer.strips) else layer.strips.new(type='KEYFRAME')
+    return strip.channelbag(slot, ensure=True)
+
+
+def new_fcurve(owner: FCurveOwner, data_path: str, index: int, group: str) -> bpy.types.FCurve:
+    """Create an F-curve in a `channelbag` result, in the channel group ``group``."""
+    if SLOTTED_ACTIONS:
+        return owner.fcurves.new(data_path, index=index, group_name=group)
+    return owner.fcurves.new(data_path, index=index, action_group=group)

@@ -1,0 +1,274 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Blender's keyframe F-curve evaluation in numpy, vectorized over evaluation times.
+
+No bpy here: `animdata.py` fills a `Keys` from an F-curve and falls back to
+``FCurve.evaluate`` for what this module does not cover (`Keys.supported`).
+
+What is reproduced (Blender's ``fcurve_eval_keyframes`` in ``BKE/fcurve.cc``, unchanged from
+4.2 to 5.0):
+
+- times within ``EXACT_THRESHOLD`` of a key (inside the key range) give the key's value;
+- a segment uses the interpolation of its *left* key: CONSTANT holds the value, LINEAR blends
+  the two values, BEZIER shortens overlong handles (``BKE_fcurve_correct_bezpart``), solves the
+  cubic ``x(s) = t`` for ``s`` (``findzero``, the same case analysis and root order) and
+  evaluates ``y(s)`` (``berekeny``);
+- before the first and after the last key: CONSTANT extrapolation holds the end value; LINEAR
+  extrapolation continues the line to the neighbouring key (LINEAR end key) or along the end
+  key's outer handle (BEZIER end key); a CONSTANT end key always holds.
+
+Blender computes in float32 with a float64 root solve; so does this module, so results agree
+with ``FCurve.evaluate`` to float32 rounding. Not covered (use ``FCurve.evaluate``): F-curve
+modifiers, baked sample points, and the easing interpolations (SINE ... ELASTIC, whose BACK
+and ELASTIC variants carry extra parameters).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# Keyframe.interpolation enum values (RNA ``Keyframe.interpolation``; BEZT_IPO_*).
+CONSTANT = 0
+LINEAR = 1
+BEZIER = 2
+SUPPORTED_INTERPOLATIONS = frozenset((CONSTANT, LINEAR, BEZIER))
+
+# FCurve.extrapolation enum values.
+EXTRAPOLATE_CONSTANT = 0
+EXTRAPOLATE_LINEAR = 1
+
+# A time this close to a key (in frames) evaluates to the key's value (Blender's binary-search
+# threshold, ``BEZT_BINARYSEARCH_THRESH``).
+EXACT_THRESHOLD = 1e-4
+# Blender accepts cubic roots in [SMALL, 1.000001] (``findzero``).
+_ROOT_MIN = -1.0e-10
+_ROOT_MAX = np.float32(1.000001)
+_F32_EPS = np.float32(np.finfo(np.float32).eps)
+
+_f32 = np.float32
+
+
+@dataclass
+class Keys:
+    """The keyframes of one F-curve as arrays (Blender's float32 values, as float64).
+
+    Attributes
+    ----------
+    co : ndarray, shape (n, 2)
+        ``(frame, value)`` of each key, sorted by frame.
+    handle_left, handle_right : ndarray, shape (n, 2)
+        Bezier handle points ``(frame, value)``.
+    interpolation : ndarray of int, shape (n,)
+        ``Keyframe.interpolation`` enum values; key ``i`` sets the segment ``[i, i + 1]``.
+    extrapolation : int
+        ``EXTRAPOLATE_CONSTANT`` or ``EXTRAPOLATE_LINEAR``.
+    has_modifiers : bool
+        The F-curve has modifiers or baked samples: only ``FCurve.evaluate`` is exact.
+    """
+
+    co: np.ndarray
+    handle_left: np.ndarray
+    handle_right: np.ndarray
+    interpolation: np.ndarray
+    extrapolation: int = EXTRAPOLATE_CONSTANT
+    has_modifiers: bool = False
+
+    @property
+    def times(self) -> np.ndarray:
+        """Key frames, shape (n,)."""
+        return self.co[:, 0]
+
+    @property
+    def values(self) -> np.ndarray:
+        """Key values, shape (n,)."""
+        return self.co[:, 1]
+
+    @property
+    def supported(self) -> bool:
+        """True when `evaluate` reproduces Blender's evaluation of these keys."""
+        return (
+            len(self.co) > 0
+            and not self.has_modifiers
+            and bool(np.isin(self.interpolation, tuple(SUPPORTED_INTERPOLATIONS)).all())
+        )
+
+
+def _correct_bezpart(v1, v2, v3, v4):
+    """Shorten each handle of each segment that reaches past the other key in time.
+
+    ``BKE_fcurve_correct_bezpart`` (each handle on its own, scaled to the segment's span);
+    all arguments shape (m, 2) float32, ``v2``/``v3`` returned corrected.
+    """
+    h1 = v1 - v2
+    h2 = v4 - v3
+    span = v4[:, 0] - v1[:, 0]
+    len1 = np.abs(h1[:, 0])
+    len2 = np.abs(h2[:, 0])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fac1 = np.where(len1 > span, span / len1, _f32(1.0)).astype(np.float32)
+        fac2 = np.where(len2 > span, span / len2, _f32(1.0)).astype(np.float32)
+    v2 = np.where((len1 > span)[:, None], v1 - fac1[:, None] * h1, v2)
+    v3 = np.where((len2 > span)[:, None], v4 - fac2[:, None] * h2, v3)
+    return v2, v3
+
+
+def _first_valid(candidates):
+    """The first root of each row that lies in Blender's accepted range, or NaN; (m,)."""
+    out = np.full(candidates[0].shape, np.nan, dtype=np.float32)
+    for root in reversed(candidates):
+        root32 = root.astype(np.float32)
+        ok = (root32 >= _ROOT_MIN) & (root32 <= _ROOT_MAX)
+        out = np.where(ok, root32, out)
+    return out
+
+
+def _solve_bezier_parameter(t, x1, x2, x3, x4):
+    """Parameter ``s`` in [0, 1] with ``x(s) = t`` for the cubic Bezier ``x1..x4``; shape (m,).
+
+    ``findzero`` + ``solve_cubic``: float32 coefficients, a float64 solve (Cardano for one real
+    root, the trigonometric form for three), the first root inside the range in Blender's
+    order, NaN when there is none.
+    """
+    c0 = (x1 - t).astype(np.float64)
+    c1 = (_f32(3.0) * (x2 - x1)).astype(np.float64)
+    c2 = (_f32(3.0) * (x1 - _f32(2.0) * x2 + x3)).astype(np.float64)
+    c3 = (x4 - x1 + _f32(3.0) * (x2 - x3)).astype(np.float64)
+    nan = np.full(c0.shape, np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # Cubic.
+        a = c2 / c3 / 3.0
+        b = c1 / c3
+        c = c0 / c3
+        p = b / 3.0 - a * a
+        q = (2.0 * a * a * a - a * b + c) / 2.0
+        d = q * q + p * p * p
+        sd = np.sqrt(np.maximum(d, 0.0))
+        one = np.cbrt(-q + sd) + np.cbrt(-q - sd) - a
+        double_t = np.cbrt(-q)
+        phi = np.arccos(np.clip(-q / np.sqrt(-(p * p * p)), -1.0, 1.0))
+        st = np.sqrt(-p)
+        cp = np.cos(phi / 3.0)
+        sq = np.sqrt(3.0 - 3.0 * cp * cp)
+        three = (2.0 * st * cp - a, -st * (cp + sq) - a, -st * (cp - sq) - a)
+        cubic = np.where(
+            d > 0.0,
+            _first_valid((one, nan, nan)),
+            np.where(
+                d == 0.0,
+                _first_valid((2.0 * double_t - a, -double_t - a, nan)),
+                _first_valid(three),
+            ),
+        )
+        # Quadratic (c3 == 0).
+        disc = c1 * c1 - 4.0 * c2 * c0
+        sdisc = np.sqrt(np.maximum(disc, 0.0))
+        quad = np.where(
+            disc > 0.0,
+            _first_valid(((-c1 - sdisc) / (2.0 * c2), (-c1 + sdisc) / (2.0 * c2), nan)),
+            np.where(disc == 0.0, _first_valid((-c1 / (2.0 * c2), nan, nan)), np.nan),
+        )
+        # Linear (c3 == c2 == 0), and the degenerate constant.
+        constant = np.where(c0 == 0, 0.0, np.nan)
+        lin = np.where(c1 != 0.0, _first_valid((-c0 / c1, nan, nan)), constant)
+    return np.where(c3 != 0.0, cubic, np.where(c2 != 0.0, quad, lin)).astype(np.float32)
+
+
+def _bezier_y(s, y1, y2, y3, y4):
+    """``berekeny``: the cubic Bezier ``y1..y4`` at parameter ``s``, float32; shape (m,)."""
+    c0 = y1
+    c1 = _f32(3.0) * (y2 - y1)
+    c2 = _f32(3.0) * (y1 - _f32(2.0) * y2 + y3)
+    c3 = y4 - y1 + _f32(3.0) * (y2 - y3)
+    return c0 + s * c1 + s * s * c2 + s * s * s * c3
+
+
+def _extrapolate(keys: Keys, t, end: int, direction: int):
+    """Values at ``t`` beyond the key at index ``end`` (0 with ``direction`` +1 towards the
+    other keys, or n-1 with -1)."""
+    co = keys.co.astype(np.float32)
+    x, y = co[end]
+    neighbor = end + direction
+    if keys.extrapolation == EXTRAPOLATE_CONSTANT or keys.interpolation[end] == CONSTANT:
+        return np.full(t.shape, y, dtype=np.float32)
+    if keys.interpolation[end] == LINEAR:
+        if len(co) == 1 or co[neighbor, 0] == x:
+            return np.full(t.shape, y, dtype=np.float32)
+        slope = (co[neighbor, 1] - y) / (co[neighbor, 0] - x)
+    else:
+        handle = (keys.handle_left if direction > 0 else keys.handle_right)[end].astype(np.float32)
+        if x == handle[0]:
+            return np.full(t.shape, y, dtype=np.float32)
+        slope = (y - handle[1]) / (x - handle[0])
+    return y - slope * (x - t)
+
+
+def evaluate(keys: Keys, t) -> np.ndarray:
+    """Evaluate an F-curve's keys at times ``t`` as Blender does.
+
+    Parameters
+    ----------
+    keys : Keys
+        Must be `Keys.supported` (raise ``ValueError`` otherwise).
+    t : array_like, shape (m,)
+        Frames (in the action's own time), rounded to float32 like ``FCurve.evaluate``'s
+        argument.
+
+    Returns
+    -------
+    ndarray, shape (m,), float64
+        The curve's values (float32 arithmetic, widened).
+    """
+    if not keys.supported:
+        raise ValueError("these keys need FCurve.evaluate (modifiers, easing or no keys)")
+    t = np.asarray(t, dtype=np.float32).reshape(-1)
+    co = keys.co.astype(np.float32)
+    xs = co[:, 0]
+    out = np.empty(t.shape, dtype=np.float32)
+
+    before = t <= xs[0]
+    after = (t >= xs[-1]) & ~before
+    inside = ~(before | after)
+    out[before] = _extrapolate(keys, t[before], 0, 1)
+    out[after] = _extrapolate(keys, t[after], len(co) - 1, -1)
+    if inside.any():
+        ti = t[inside]
+        # The first key at or after t; keys within the threshold count as exact hits.
+        right = np.searchsorted(xs, ti, side="left")
+        left = right - 1
+        exact_right = np.abs(xs[right] - ti) <= EXACT_THRESHOLD
+        exact_left = np.abs(xs[left] - ti) <= EXACT_THRESHOLD
+        val = np.empty(ti.shape, dtype=np.float32)
+        ipo = keys.interpolation[left]
+        y0, y1 = co[left, 1], co[right, 1]
+
+        const = ipo == CONSTANT
+        val[const] = y0[const]
+
+        lin = ipo == LINEAR
+        fac = (ti[lin] - xs[left[lin]]) / (xs[right[lin]] - xs[left[lin]])
+        val[lin] = fac * y1[lin] + (_f32(1.0) - fac) * y0[lin]
+
+        bez = ipo == BEZIER
+        if bez.any():
+            lb, rb = left[bez], right[bez]
+            v1 = co[lb]
+            v2 = keys.handle_right[lb].astype(np.float32)
+            v3 = keys.handle_left[rb].astype(np.float32)
+            v4 = co[rb]
+            flat = (
+                (np.abs(v1[:, 1] - v4[:, 1]) < _F32_EPS)
+                & (np.abs(v2[:, 1] - v3[:, 1]) < _F32_EPS)
+                & (np.abs(v3[:, 1] - v4[:, 1]) < _F32_EPS)
+            )
+            v2, v3 = _correct_bezpart(v1, v2, v3, v4)
+            s = _solve_bezier_parameter(ti[bez], v1[:, 0], v2[:, 0], v3[:, 0], v4[:, 0])
+            y = _bezier_y(s, v1[:, 1], v2[:, 1], v3[:, 1], v4[:, 1])
+            # No root (degenerate handles): Blender gives 0.
+            y = np.where(np.isnan(s), _f32(0.0), y)
+            val[bez] = np.where(flat, v1[:, 1], y)
+
+        val = np.where(exact_left, y0, val)
+        val = np.where(exact_right, y1, val)
+        out[inside] = val
+    return out.astype(np.float64)

@@ -1,0 +1,146 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Rig builders for the in-Blender tests (importable by any test module).
+
+Every builder works in the current (empty) file, leaves the armature active and in Pose mode,
+and returns the armature object. Keys are inserted with ``keyframe_insert``: fine for fixtures,
+the add-on itself never does that.
+"""
+
+from __future__ import annotations
+
+import math
+import pathlib
+from collections.abc import Sequence
+
+import addon_utils
+import bpy
+import numpy as np
+from blender_harness import REPO
+
+MOCAP = REPO.parent / "shared" / "data" / "mocap" / "scaled_131_01.bvh"
+MOCAP_MISSING = f"the CMU clip is not at {MOCAP} (../shared is absent)"
+
+ROTATION_PROPS = {
+    "QUATERNION": "rotation_quaternion",
+    "AXIS_ANGLE": "rotation_axis_angle",
+}
+
+
+def rotation_prop(mode: str) -> str:
+    """The pose-bone property a native rotation mode uses."""
+    return ROTATION_PROPS.get(mode, "rotation_euler")
+
+
+def armature(bone_names: Sequence[str] = ("Bone",), chain: bool = True) -> bpy.types.Object:
+    """An armature of bones along +Y (each parented to the previous when ``chain``), each with
+    a small roll so that bone space differs from armature space; in Pose mode, all selected."""
+    data = bpy.data.armatures.new("Rig")
+    obj = bpy.data.objects.new("Rig", data)
+    bpy.context.scene.collection.objects.link(obj)
+    bpy.context.view_layer.objects.active = obj
+    obj.select_set(True)
+    bpy.ops.object.mode_set(mode='EDIT')
+    previous = None
+    for i, name in enumerate(bone_names):
+        bone = data.edit_bones.new(name)
+        bone.head = (0.1 * i, float(i), 0.0)
+        bone.tail = (0.1 * i, float(i) + 1.0, 0.2)
+        bone.roll = 0.3 * (i + 1)
+        if chain and previous is not None:
+            bone.parent = previous
+        previous = bone
+    bpy.ops.object.mode_set(mode='POSE')
+    for pose_bone in obj.pose.bones:
+        select(pose_bone, True)
+    return obj
+
+
+def select(pose_bone: bpy.types.PoseBone, selected: bool) -> None:
+    """Select a pose bone on any supported Blender version."""
+    target = pose_bone if hasattr(pose_bone, "select") else pose_bone.bone
+    target.select = selected
+
+
+def key_rotation(
+    pose_bone: bpy.types.PoseBone,
+    mode: str,
+    frames_values: Sequence[tuple[float, Sequence[float]]],
+    indices: Sequence[int] | None = None,
+    interpolation: str | None = None,
+) -> None:
+    """Set ``pose_bone`` to ``mode`` and key its rotation channels (all, or ``indices``)."""
+    pose_bone.rotation_mode = mode
+    prop = rotation_prop(mode)
+    for frame, value in frames_values:
+        setattr(pose_bone, prop, value)
+        for index in indices if indices is not None else range(len(value)):
+            pose_bone.keyframe_insert(prop, index=index, frame=frame)
+    if interpolation is not None:
+        for fcurve in fcurves_of(pose_bone.id_data):
+            for point in fcurve.keyframe_points:
+                point.interpolation = interpolation
+
+
+def fcurves_of(obj: bpy.types.Object, action: bpy.types.Action | None = None) -> list:
+    """All F-curves of ``action`` (default: the active action) for ``obj``'s slot."""
+    anim = obj.animation_data
+    action = action or anim.action
+    if hasattr(action, "slots"):
+        slot = getattr(anim, "action_slot", None) or action.slots[0]
+        fcurves = []
+        for layer in action.layers:
+            for strip in layer.strips:
+                bag = strip.channelbag(slot)
+                if bag is not None:
+                    fcurves.extend(bag.fcurves)
+        return fcurves
+    return list(action.fcurves)
+
+
+def push_to_nla(obj: bpy.types.Object, frame_start: float = 1.0) -> bpy.types.NlaStrip:
+    """Move the active action into a new NLA strip starting at ``frame_start``."""
+    anim = obj.animation_data
+    action = anim.action
+    track = anim.nla_tracks.new()
+    strip = track.strips.new(action.name, int(frame_start), action)
+    if hasattr(strip, "action_slot") and getattr(anim, "action_slot", None) is not None:
+        strip.action_slot = anim.action_slot
+    anim.action = None
+    return strip
+
+
+def pose_matrices(obj: bpy.types.Object, frames: Sequence[float]) -> np.ndarray:
+    """``pose_bone.matrix`` (armature space) of every bone at each frame, shape (F, B, 4, 4).
+
+    Uses ``frame_set``: fine for checking, never used by the add-on itself.
+    """
+    scene = bpy.context.scene
+    out = np.empty((len(frames), len(obj.pose.bones), 4, 4))
+    for i, frame in enumerate(frames):
+        whole = math.floor(frame)
+        scene.frame_set(whole, subframe=frame - whole)
+        bpy.context.view_layer.update()
+        for j, pose_bone in enumerate(obj.pose.bones):
+            out[i, j] = np.array(pose_bone.matrix)
+    return out
+
+
+def matrix_bound(reference: np.ndarray) -> np.ndarray:
+    """The agreed float32 bound ``1e-5 + 2^-23 * |v|`` for each matrix element."""
+    return 1e-5 + 2.0**-23 * np.abs(reference)
+
+
+def import_mocap() -> bpy.types.Object:
+    """Import the CMU clip (31 bones, ZYX Euler, a key on every frame); in Pose mode, all
+    bones selected. The caller skips when `MOCAP` is missing."""
+    addon_utils.enable("io_anim_bvh")
+    bpy.ops.import_anim.bvh(filepath=str(MOCAP), rotate_mode='NATIVE')
+    obj = bpy.context.view_layer.objects.active
+    bpy.ops.object.mode_set(mode='POSE')
+    for pose_bone in obj.pose.bones:
+        select(pose_bone, True)
+    return obj
+
+
+def mocap_available() -> bool:
+    return pathlib.Path(MOCAP).is_file()

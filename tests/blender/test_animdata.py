@@ -1,0 +1,170 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The animation-data boundary: version differences, bulk reads and writes, and the numpy
+F-curve evaluation checked against Blender's own ``FCurve.evaluate``."""
+
+import importlib
+
+import bpy
+import numpy as np
+import pytest
+import rigs
+from blender_harness import ADDON_MODULE
+
+INTERPOLATIONS = ("CONSTANT", "LINEAR", "BEZIER")
+HANDLE_TYPES = ("AUTO", "AUTO_CLAMPED", "VECTOR", "ALIGNED", "FREE")
+
+
+@pytest.fixture
+def animdata(addon):
+    return importlib.import_module(f"{ADDON_MODULE}.rq_blender.animdata")
+
+
+@pytest.fixture
+def fcurve_math(addon):
+    return importlib.import_module(f"{ADDON_MODULE}.rq_blender.fcurve_math")
+
+
+def _owner(animdata, obj):
+    (use,) = animdata.actions_of(obj)
+    return animdata.fcurve_owner(use)
+
+
+def _random_curve(animdata, obj, rng, n, extrapolation):
+    """One F-curve with random keys, interpolations, handle types and free handles (some
+    overlong, so that Blender's handle correction matters)."""
+    owner = _owner(animdata, obj)
+    times = np.cumsum(rng.uniform(0.3, 6.0, n)) - 3.0
+    values = rng.normal(0.0, 3.0, n)
+    fcurve = animdata.write_keys(owner, "location", 0, "Test", times, values)
+    fcurve.extrapolation = extrapolation
+    for point in fcurve.keyframe_points:
+        point.interpolation = INTERPOLATIONS[rng.integers(3)]
+        kind = HANDLE_TYPES[rng.integers(len(HANDLE_TYPES))]
+        point.handle_left_type = point.handle_right_type = kind
+        if kind == "FREE":
+            x, y = point.co
+            point.handle_left = (x - rng.uniform(0.0, 8.0), y + rng.normal(0.0, 4.0))
+            point.handle_right = (x + rng.uniform(0.0, 8.0), y + rng.normal(0.0, 4.0))
+    fcurve.update()
+    return fcurve
+
+
+def _keyed_object():
+    obj = bpy.data.objects.new("Empty", None)
+    bpy.context.scene.collection.objects.link(obj)
+    obj.keyframe_insert("location", index=1, frame=1)
+    return obj
+
+
+@pytest.mark.parametrize("extrapolation", ["CONSTANT", "LINEAR"])
+def test_numpy_evaluation_matches_blender(animdata, fcurve_math, extrapolation):
+    rng = np.random.default_rng(7)
+    obj = _keyed_object()
+    for trial in range(40):
+        fcurve = _random_curve(animdata, obj, rng, 1 + trial % 7, extrapolation)
+        keys = animdata.read_keys(fcurve)
+        assert keys.supported
+        first, last = keys.times[0], keys.times[-1]
+        t = np.concatenate(
+            [
+                np.linspace(first - 5.0, last + 5.0, 400),
+                keys.times,
+                keys.times + 5e-5,  # within Blender's exact-hit threshold
+                keys.times - 2e-4,
+                keys.times + 1e-3,
+            ]
+        ).astype(np.float32)
+        expected = np.array([fcurve.evaluate(float(x)) for x in t])
+        got = fcurve_math.evaluate(keys, t)
+        tol = 1e-6 * np.maximum(1.0, np.abs(expected))
+        bad = np.abs(got - expected) > tol
+        assert not bad.any(), (trial, t[bad][:5], got[bad][:5], expected[bad][:5])
+
+
+def test_unsupported_curves_fall_back_to_blender(animdata):
+    obj = _keyed_object()
+    owner = _owner(animdata, obj)
+    times, values = np.array([0.0, 10.0]), np.array([0.0, 1.0])
+    fcurve = animdata.write_keys(owner, "location", 0, "Test", times, values)
+    fcurve.keyframe_points[0].interpolation = "ELASTIC"
+    (channel,) = animdata.read_channels(owner, "location", 1)
+    assert not channel.keys.supported
+    t = np.linspace(-1, 11, 25)
+    assert np.allclose(channel.evaluate(t), [fcurve.evaluate(x) for x in t], atol=1e-7)
+    fcurve.keyframe_points[0].interpolation = "BEZIER"
+    fcurve.modifiers.new("NOISE")
+    (channel,) = animdata.read_channels(owner, "location", 1)
+    assert not channel.keys.supported
+    assert np.allclose(channel.evaluate(t), [fcurve.evaluate(x) for x in t], atol=1e-7)
+
+
+def test_write_read_remove_round_trip(animdata):
+    obj = _keyed_object()
+    owner = _owner(animdata, obj)
+    times = np.array([1.0, 2.5, 7.0])
+    values = np.array([0.1, -2.0, 3.0])
+    ipo = np.array([0, 1, 2])
+    animdata.write_keys(owner, "rotation_euler", 2, "Object Transforms", times, values, ipo)
+    channels = animdata.read_channels(owner, "rotation_euler", 3)
+    assert channels[0] is None and channels[1] is None
+    keys = channels[2].keys
+    assert np.allclose(keys.times, times) and np.allclose(keys.values, values, atol=1e-7)
+    assert list(keys.interpolation) == [0, 1, 2]
+    # Rewriting replaces the keys (fewer this time), with explicit free handles.
+    left = np.array([[0.0, 1.0], [5.0, 2.0]])
+    right = np.array([[2.0, 1.0], [8.0, 4.0]])
+    animdata.write_keys(
+        owner, "rotation_euler", 2, "X", times[[0, 2]], values[[0, 2]], handles=(left, right)
+    )
+    keys = animdata.read_channels(owner, "rotation_euler", 3)[2].keys
+    assert len(keys.times) == 2
+    assert np.allclose(keys.handle_left, left) and np.allclose(keys.handle_right, right)
+    static = [9.0, 8.0, 7.0]
+    channels = animdata.read_channels(owner, "rotation_euler", 3)
+    assert np.allclose(animdata.evaluate_channels(channels, static, times)[:, :2], [9.0, 8.0])
+    assert np.allclose(animdata.key_times(channels), [1.0, 7.0])
+    assert animdata.remove_fcurves(owner, "rotation_euler", 3) == 1
+    assert animdata.read_channels(owner, "rotation_euler", 3) == [None, None, None]
+
+
+def test_bulk_write_is_fast(animdata):
+    import time
+
+    obj = _keyed_object()
+    owner = _owner(animdata, obj)
+    n = 20000
+    start = time.perf_counter()
+    animdata.write_keys(owner, "location", 0, "T", np.arange(n, dtype=float), np.sin(np.arange(n)))
+    assert time.perf_counter() - start < 0.5
+    assert len(animdata.read_channels(owner, "location", 1)[0].keys.times) == n
+
+
+def test_actions_of_walks_active_action_and_nla_strips_with_slots(animdata):
+    obj = rigs.armature(["A"])
+    pose_bone = obj.pose.bones["A"]
+    rigs.key_rotation(pose_bone, "XYZ", [(1, (0, 0, 0)), (5, (1, 0, 0))])
+    first = obj.animation_data.action
+    rigs.push_to_nla(obj, 10)
+    rigs.key_rotation(pose_bone, "XYZ", [(1, (0, 1, 0))])
+    second = obj.animation_data.action
+    assert first != second
+    uses = animdata.actions_of(obj)
+    assert [u.action for u in uses] == [second, first]
+    assert uses[0].strip is None and uses[1].strip is not None
+    path = animdata.bone_data_path("A", "rotation_euler")
+    for use in uses:
+        if hasattr(use.action, "slots"):
+            assert use.slot is not None
+        channels = animdata.read_channels(animdata.fcurve_owner(use), path, 3)
+        assert channels[0] is not None
+    assert animdata.bone_data_path('a"b', '["rq_vector"]') == 'pose.bones["a\\"b"]["rq_vector"]'
+
+
+def test_pose_bone_selection_compat(addon):
+    compat = importlib.import_module(f"{ADDON_MODULE}.rq_blender.compat")
+    obj = rigs.armature(["A", "B"])
+    a, b = obj.pose.bones
+    compat.set_pose_bone_selected(b, False)
+    assert compat.pose_bone_selected(a) and not compat.pose_bone_selected(b)
+    assert (bpy.app.version >= (4, 4, 0)) == compat.SLOTTED_ACTIONS
+
