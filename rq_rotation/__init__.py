@@ -32,6 +32,16 @@ from .axis_angle import (
     rq_to_axis_angle,
     rq_to_blender_axis_angle,
 )
+from .derivatives import (
+    SMALL_ANGLE_DERIVATIVES,
+    quat_matrix_jacobian,
+    rq_angular_velocity,
+    rq_matrix_jacobian,
+    rq_quat_jacobian,
+    rq_velocity,
+    swing_matrix_jacobian,
+    swing_quat_jacobian,
+)
 from .euler import (
     EULER_ORDERS,
     euler_to_matrix,
@@ -58,9 +68,20 @@ from .rq import (
     rq_to_matrix,
     rq_to_quat,
 )
+from .shells import reparameterize, shell_distance, shell_index
+from .swing_twist import (
+    clamp_swing_ellipse,
+    clamp_twist,
+    quat_to_swing_twist,
+    scale_swing_into_ellipse,
+    swing_in_ellipse,
+    swing_twist_sequence_continuous,
+    swing_twist_to_quat,
+)
 
 __all__ = [
     "EULER_ORDERS",
+    "SMALL_ANGLE_DERIVATIVES",
     "SMALL_ANGLE_RQ_TO_QUAT",
     "SMALL_RATIO_QUAT_TO_RQ",
     "align_quat_signs",
@@ -68,6 +89,8 @@ __all__ = [
     "axis_angle_to_rq",
     "blender_axis_angle_to_quat",
     "blender_axis_angle_to_rq",
+    "clamp_swing_ellipse",
+    "clamp_twist",
     "euler_to_matrix",
     "euler_to_quat",
     "matrix_to_euler",
@@ -75,6 +98,7 @@ __all__ = [
     "matrix_to_rq",
     "quat_angle_between",
     "quat_conjugate",
+    "quat_matrix_jacobian",
     "quat_multiply",
     "quat_normalize",
     "quat_rotate",
@@ -83,9 +107,23 @@ __all__ = [
     "quat_to_euler",
     "quat_to_matrix",
     "quat_to_rq",
+    "quat_to_swing_twist",
+    "reparameterize",
+    "rq_angular_velocity",
+    "rq_matrix_jacobian",
+    "rq_quat_jacobian",
     "rq_sequence_continuous",
     "rq_to_axis_angle",
     "rq_to_blender_axis_angle",
     "rq_to_matrix",
     "rq_to_quat",
+    "rq_velocity",
+    "scale_swing_into_ellipse",
+    "shell_distance",
+    "shell_index",
+    "swing_in_ellipse",
+    "swing_matrix_jacobian",
+    "swing_quat_jacobian",
+    "swing_twist_sequence_continuous",
+    "swing_twist_to_quat",
 ]

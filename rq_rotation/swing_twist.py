@@ -1,0 +1,231 @@
+"""Swing-twist decomposition about the bone's local Y axis, and joint limits.
+
+A pose is ``q = swing * twist`` (Hamilton product: the twist about Y acts first, then the swing).
+The twist is an angle about Y; the swing ``r = (r_x, r_z)`` is the RQ vector ``(r_x, 0, r_z)``,
+whose axis is perpendicular to Y so it carries no twist (Grassia 1997, section 5).
+"""
+
+import math
+
+import numpy as np
+
+from ._checks import as_float_array, as_quats, as_scalars, as_vectors
+
+__all__ = [
+    "swing_twist_to_quat",
+    "quat_to_swing_twist",
+    "swing_twist_sequence_continuous",
+    "swing_in_ellipse",
+    "clamp_swing_ellipse",
+    "scale_swing_into_ellipse",
+    "clamp_twist",
+]
+
+TWO_PI = 2.0 * math.pi
+
+
+def swing_twist_to_quat(swing, twist):
+    """Quaternion ``swing * twist`` of swing ``(r_x, r_z)`` (..., 2) and twist (...), (..., 4).
+
+    With ``q_s = rq_to_quat((r_x, 0, r_z)) = (c_s, s_x, 0, s_z)`` and
+    ``q_t = (cos(t/2), 0, sin(t/2), 0)``: ``q = (c_s c_t, s_x c_t - s_z s_t, c_s s_t,
+    s_x s_t + s_z c_t)``.
+    """
+    from .rq import _rq_to_quat
+
+    swing = as_vectors(swing, "swing", 2)
+    twist = as_scalars(twist, "twist")
+    v = np.zeros(swing.shape[:-1] + (3,))
+    v[..., 0] = swing[..., 0]
+    v[..., 2] = swing[..., 1]
+    qs = _rq_to_quat(v)
+    cs, sx, sz = qs[..., 0], qs[..., 1], qs[..., 3]
+    ct = np.cos(0.5 * twist)
+    st = np.sin(0.5 * twist)
+    return np.stack([cs * ct, sx * ct - sz * st, cs * st, sx * st + sz * ct], axis=-1)
+
+
+def _decompose(q, twist_at_pi=None):
+    w, x, y, z = np.moveaxis(q, -1, 0)
+    # choose the sign of q so that the twist lands in (-pi, pi]: w > 0, or w == 0 and y >= 0
+    flip = (w < 0) | ((w == 0) & (y < 0))
+    sgn = np.where(flip, -1.0, 1.0)
+    w, x, y, z = w * sgn, x * sgn, y * sgn, z * sgn
+    cs = np.hypot(w, y)  # cos(|swing|/2) >= 0
+    degenerate = cs == 0.0  # swing of exactly pi: a circle of equivalent pairs
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ct = np.where(degenerate, 1.0, w / cs)
+        st = np.where(degenerate, 0.0, y / cs)
+    twist = 2.0 * np.arctan2(st, ct)
+    if twist_at_pi is not None:
+        # at swing pi use the reference twist (then the swing axis follows from q)
+        twist = np.where(degenerate, twist_at_pi, twist)
+        ct = np.where(degenerate, np.cos(0.5 * twist), ct)
+        st = np.where(degenerate, np.sin(0.5 * twist), st)
+    sx = ct * x + st * z
+    sz = -st * x + ct * z
+    n = np.hypot(sx, sz)
+    ang = 2.0 * np.arctan2(n, cs)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        f = np.where(n > 0, ang / n, 2.0 / np.where(cs > 0, cs, 1.0))
+    swing = np.stack([sx * f, sz * f], axis=-1)
+    # rounding can give exactly -pi (w tiny, y < 0): the same rotation as +pi
+    twist = np.where(twist <= -math.pi, twist + TWO_PI, twist)
+    return swing, twist
+
+
+def quat_to_swing_twist(q, near=None):
+    """Swing ``(r_x, r_z)`` and twist about Y of quaternions; inverse of ``swing_twist_to_quat``.
+
+    Parameters
+    ----------
+    q : array_like, shape (..., 4)
+        Normalized first; ``q`` and ``-q`` give the same result.
+    near : tuple (swing0, twist0), optional
+        Reference pair (shapes (..., 2) and (...)).
+
+    Returns
+    -------
+    swing : ndarray, shape (..., 2)
+        Without ``near``: ``|swing| <= pi``.
+    twist : ndarray, shape (...)
+        Without ``near``: in ``(-pi, pi]``; 0 where the swing is exactly ``pi`` (a whole circle of
+        pairs gives the same ``q`` there).
+
+    Notes
+    -----
+    ``twist = 2 atan2(y, w)`` (with the sign of ``q`` making ``w >= 0``), then the swing
+    quaternion is ``q * twist^-1``. The equivalent pairs are the swing moved along its line by
+    ``2 pi k`` (as for ``quat_to_rq``; the identity swing may move to any shell point) and the
+    twist moved by ``2 pi m``, independently. With ``near`` both are chosen closest to the
+    reference, and at a swing of exactly ``pi`` the reference twist is used.
+    """
+    from .rq import _quat_to_rq
+
+    q = as_quats(q, "q")
+    if near is None:
+        return _decompose(q)
+    swing0 = as_vectors(near[0], "near swing", 2)
+    twist0 = as_scalars(near[1], "near twist")
+    swing, twist = _decompose(q, twist_at_pi=twist0)
+    twist = twist + TWO_PI * np.round((twist0 - twist) / TWO_PI)
+    # closest equivalent swing: reuse quat_to_rq's rule on the swing's quaternion
+    v = np.zeros(swing.shape[:-1] + (3,))
+    v[..., 0] = swing[..., 0]
+    v[..., 2] = swing[..., 1]
+    v0 = np.zeros(np.broadcast_shapes(swing0.shape[:-1], v.shape[:-1]) + (3,))
+    v0[..., 0] = swing0[..., 0]
+    v0[..., 2] = swing0[..., 1]
+    th = np.linalg.norm(v, axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k = np.where(th > 0, np.sin(0.5 * th) / th, 0.5)
+    qs = np.concatenate([np.cos(0.5 * th)[..., None], v * k[..., None]], axis=-1)
+    vn = _quat_to_rq(qs, v0)
+    return vn[..., [0, 2]], twist
+
+
+def swing_twist_sequence_continuous(swing, twist):
+    """Make a time sequence of (swing (N, 2), twist (N,)) continuous.
+
+    The first pair is kept as given; each later pair is replaced by the equivalent pair (same
+    rotation) closest to its predecessor, as ``quat_to_swing_twist(q, near=previous)``.
+    """
+    swing = as_vectors(swing, "swing", 2)
+    twist = as_scalars(twist, "twist")
+    if swing.ndim != 2 or twist.shape != swing.shape[:1]:
+        raise ValueError("swing must have shape (N, 2) and twist shape (N,)")
+    q = swing_twist_to_quat(swing, twist)
+    out_s = swing.copy()
+    out_t = twist.copy()
+    for i in range(1, len(q)):
+        s, t = quat_to_swing_twist(q[i], near=(out_s[i - 1], out_t[i - 1]))
+        out_s[i] = s
+        out_t[i] = t
+    return out_s, out_t
+
+
+def _limits(a, b):
+    a = as_float_array(a, "a")
+    b = as_float_array(b, "b")
+    if np.any(a < 0) or np.any(b < 0):
+        raise ValueError("ellipse semi-axes a and b must be >= 0")
+    return a, b
+
+
+def swing_in_ellipse(swing, a, b, tol=0.0):
+    """Whether swings (..., 2) lie in the filled ellipse ``(r_x/a)^2 + (r_z/b)^2 <= 1``: (...).
+
+    ``a`` bounds ``r_x`` (rotation about X), ``b`` bounds ``r_z``; ``a = 0`` or ``b = 0`` means the
+    ellipse degenerates to a segment (or a point), tested with the tolerance ``tol``.
+    """
+    swing = as_vectors(swing, "swing", 2)
+    a, b = _limits(a, b)
+    p = clamp_swing_ellipse(swing, a, b)
+    return np.linalg.norm(p - swing, axis=-1) <= tol
+
+
+def clamp_swing_ellipse(swing, a, b):
+    """Closest point (..., 2) of the filled ellipse ``(r_x/a)^2 + (r_z/b)^2 <= 1`` to each swing.
+
+    A true Euclidean projection: inside points are returned unchanged; for an outside point
+    ``p`` the closest boundary point is ``(a^2 p_x / (t + a^2), b^2 p_z / (t + b^2))`` where
+    ``t > 0`` is the root of ``(a p_x/(t + a^2))^2 + (b p_z/(t + b^2))^2 = 1``, found by
+    bisection on ``[0, sqrt(a^2 p_x^2 + b^2 p_z^2)]`` to full precision. ``a = 0`` (or ``b = 0``)
+    projects onto the segment ``|r_z| <= b`` (``|r_x| <= a``); both zero give the origin.
+    """
+    swing = as_vectors(swing, "swing", 2)
+    a, b = _limits(a, b)
+    px, pz = swing[..., 0], swing[..., 1]
+    a, b, px, pz = np.broadcast_arrays(a, b, px, pz)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inside = np.where((a > 0) & (b > 0), (px / a) ** 2 + (pz / b) ** 2 <= 1.0, False)
+    a2, b2 = a * a, b * b
+    ax, bz = a * np.abs(px), b * np.abs(pz)
+    lo = np.zeros_like(px)
+    hi = np.hypot(ax, bz)
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            f = (ax / (mid + a2)) ** 2 + (bz / (mid + b2)) ** 2 - 1.0
+        go_up = f > 0
+        new_lo = np.where(go_up, mid, lo)
+        new_hi = np.where(go_up, hi, mid)
+        if np.array_equal(new_lo, lo) and np.array_equal(new_hi, hi):
+            break
+        lo, hi = new_lo, new_hi
+    t = 0.5 * (lo + hi)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        qx = np.where(a > 0, a2 * px / (t + a2), 0.0)
+        qz = np.where(b > 0, b2 * pz / (t + b2), 0.0)
+    # degenerate ellipses: segments on one axis, or the origin
+    qx = np.where(b == 0, np.clip(px, -a, a), qx)
+    qz = np.where(a == 0, np.clip(pz, -b, b), qz)
+    qx = np.where((a == 0), 0.0, qx)
+    qz = np.where((b == 0), 0.0, qz)
+    out = np.stack([np.where(inside, px, qx), np.where(inside, pz, qz)], axis=-1)
+    return out
+
+
+def scale_swing_into_ellipse(swing, a, b):
+    """Radial scaling into the ellipse: ``r / max(1, sqrt((r_x/a)^2 + (r_z/b)^2))``, (..., 2).
+
+    Not the closest point, but what a Blender driver can compute as a simple expression.
+    Requires ``a > 0`` and ``b > 0``.
+    """
+    swing = as_vectors(swing, "swing", 2)
+    a, b = _limits(a, b)
+    if np.any(a == 0) or np.any(b == 0):
+        raise ValueError("scale_swing_into_ellipse needs a > 0 and b > 0")
+    k = np.sqrt((swing[..., 0] / a) ** 2 + (swing[..., 1] / b) ** 2)
+    return swing / np.maximum(1.0, k)[..., None]
+
+
+def clamp_twist(twist, lo, hi):
+    """Clamp twist angles (...) to ``[lo, hi]`` in radians.
+
+    No wrapping, so continuous sequences stay continuous.
+    """
+    twist = as_scalars(twist, "twist")
+    if np.any(np.asarray(lo) > np.asarray(hi)):
+        raise ValueError("twist limits need lo <= hi")
+    return np.clip(twist, lo, hi)
