@@ -245,9 +245,12 @@ def remove_fcurves(owner: compat.FCurveOwner | None, data_path: str, size: int) 
         fcurve = owner.fcurves.find(data_path, index=index)
         if fcurve is None:
             continue
-        group = fcurve.group
+        group_name = None if fcurve.group is None else fcurve.group.name
         owner.fcurves.remove(fcurve)
         removed += 1
+        # 5.0 drops a group with its last F-curve itself; 4.2 keeps it empty.
+        groups = getattr(owner, "groups")  # noqa: B009 (Action or channelbag)
+        group = None if group_name is None else groups.get(group_name)
         if group is not None and len(group.channels) == 0:
-            getattr(owner, "groups").remove(group)  # noqa: B009 (Action or channelbag)
+            groups.remove(group)
     return removed

@@ -1,0 +1,121 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""``pose.rq_set_mode``: switch the selected pose bones' rotation mode, converting animation."""
+
+from __future__ import annotations
+
+import bpy
+from bpy.props import EnumProperty, FloatProperty
+
+from .. import preferences
+from ..rq_blender import compat, conversion
+
+MODE_ITEMS = (
+    ('RQ', "RQ (Rotation Vector)", "Exponential map: three channels, axis times angle"),
+    ('SWING_TWIST', "Swing/Twist", "Swing (X, Z) after a twist about the bone's Y axis"),
+    ('QUATERNION', "Quaternion (WXYZ)", "Blender's quaternion mode"),
+    ('XYZ', "XYZ Euler", "Blender's Euler mode, X first"),
+    ('XZY', "XZY Euler", "Blender's Euler mode, X first"),
+    ('YXZ', "YXZ Euler", "Blender's Euler mode, Y first"),
+    ('YZX', "YZX Euler", "Blender's Euler mode, Y first"),
+    ('ZXY', "ZXY Euler", "Blender's Euler mode, Z first"),
+    ('ZYX', "ZYX Euler", "Blender's Euler mode, Z first"),
+    ('AXIS_ANGLE', "Axis Angle", "Blender's axis-angle mode (W is the angle)"),
+)
+
+STRATEGY_ITEMS = (
+    ('KEYS', "Keep Key Times", "Keys at the original key times, exact there"),
+    (
+        'SAMPLED',
+        "Sample and Reduce",
+        "Sample every frame, then remove keys while the rotation error stays within the "
+        "tolerance at every frame",
+    ),
+)
+
+
+def _editable(obj: bpy.types.Object) -> bool:
+    """Whether the object's pose and animation can be changed (local or overridden)."""
+    if obj.library is not None and obj.override_library is None:
+        return False
+    anim = obj.animation_data
+    if anim is None:
+        return True
+    actions = [anim.action] + [s.action for t in anim.nla_tracks for s in t.strips]
+    return all(a is None or a.library is None or a.override_library for a in actions)
+
+
+class POSE_OT_rq_set_mode(bpy.types.Operator):
+    """Switch the selected bones' rotation mode, converting their animation without moving
+    them"""
+
+    bl_idname = "pose.rq_set_mode"
+    bl_label = "Set Rotation Mode (RQ)"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    mode: EnumProperty(  # type: ignore[valid-type]
+        name="Mode", items=MODE_ITEMS, default='RQ', description="Rotation mode to switch to"
+    )
+    strategy: EnumProperty(  # type: ignore[valid-type]
+        name="Keys", items=STRATEGY_ITEMS, default='KEYS', description="How to convert animation"
+    )
+    tolerance: FloatProperty(  # type: ignore[valid-type]
+        name="Tolerance",
+        description=(
+            "Largest rotation error allowed at any frame when removing sampled keys "
+            "(0 keeps every frame)"
+        ),
+        default=0.0,
+        min=0.0,
+        soft_max=0.0174533,
+        subtype='ANGLE',
+    )
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        obj = context.active_object
+        if obj is None or obj.type != 'ARMATURE':
+            cls.poll_message_set("Needs an active armature")
+            return False
+        if context.mode != 'POSE':
+            cls.poll_message_set("Needs Pose mode")
+            return False
+        if not _editable(obj):
+            cls.poll_message_set("The armature or its animation is linked and cannot be edited")
+            return False
+        if not any(compat.pose_bone_selected(pb) for pb in obj.pose.bones):
+            cls.poll_message_set("Select the pose bones to switch")
+            return False
+        return True
+
+    def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> set[str]:
+        if not self.properties.is_property_set("tolerance"):
+            self.tolerance = preferences.preferences(context).conversion_tolerance
+        return self.execute(context)
+
+    def execute(self, context: bpy.types.Context) -> set[str]:
+        obj = context.active_object
+        names = [pb.name for pb in obj.pose.bones if compat.pose_bone_selected(pb)]
+        try:
+            plans = conversion.plan_conversion(obj, names, self.mode, self.strategy)
+        except (ValueError, KeyError) as error:
+            self.report({'ERROR'}, f"Nothing changed: {error}")
+            return {'CANCELLED'}
+        if not plans:
+            self.report({'INFO'}, f"All selected bones are already in {self.mode} mode")
+            return {'CANCELLED'}
+        window_manager = context.window_manager
+        window_manager.progress_begin(0.0, 1.0)
+        try:
+            conversion.apply_plan(obj, plans, self.tolerance, window_manager.progress_update)
+        finally:
+            window_manager.progress_end()
+        keyed = sum(1 for plan in plans if plan.tracks)
+        self.report(
+            {'INFO'},
+            f"Switched {len(plans)} bone{'s' * (len(plans) != 1)} to {self.mode} "
+            f"({keyed} with converted animation)",
+        )
+        return {'FINISHED'}
+
+
+register, unregister = bpy.utils.register_classes_factory((POSE_OT_rq_set_mode,))

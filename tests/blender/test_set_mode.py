@@ -1,0 +1,269 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""``pose.rq_set_mode``: switching modes never moves a bone, animation included.
+
+Poses are compared as ``pose_bone.matrix`` (armature space) before and after, within the
+float32 bound ``1e-5 + 2^-23 |v|`` (`rigs.matrix_bound`), at the keys (KEYS strategy) or at
+every frame (SAMPLED at tolerance 0, sources keyed on every frame).
+"""
+
+import math
+
+import bpy
+import numpy as np
+import pytest
+import rigs
+
+NATIVE = ("QUATERNION", "XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX", "AXIS_ANGLE")
+FRAMES = (1, 6, 13, 20)
+
+
+def _random_values(rng, mode):
+    if mode == "QUATERNION":
+        q = rng.normal(size=4)
+        return tuple(q / np.linalg.norm(q))
+    if mode == "AXIS_ANGLE":
+        return (rng.uniform(-4, 4), *rng.normal(size=3))
+    return tuple(rng.uniform(-2.5, 2.5, 3))
+
+
+def _keyed_rig(mode, seed=0, names=("A", "B")):
+    rng = np.random.default_rng(seed)
+    obj = rigs.armature(names)
+    for pose_bone in obj.pose.bones:
+        rigs.key_rotation(pose_bone, mode, [(f, _random_values(rng, mode)) for f in FRAMES])
+    return obj
+
+
+def _set_mode(**kwargs):
+    return bpy.ops.pose.rq_set_mode(**kwargs)
+
+
+def _assert_close(before, after, where=""):
+    error = np.abs(after - before)
+    bound = rigs.matrix_bound(before)
+    assert (error <= bound).all(), f"{where} max error {error.max():.3g}"
+
+
+@pytest.mark.parametrize("source", NATIVE)
+def test_each_native_mode_to_rq_is_exact_at_keys_and_removes_old_curves(addon, source):
+    obj = _keyed_rig(source, seed=NATIVE.index(source))
+    before = rigs.pose_matrices(obj, FRAMES)
+    assert _set_mode(mode="RQ", strategy="KEYS") == {"FINISHED"}
+    _assert_close(before, rigs.pose_matrices(obj, FRAMES), source)
+    paths = {fc.data_path for fc in rigs.fcurves_of(obj)}
+    assert paths == {'pose.bones["A"]["rq_vector"]', 'pose.bones["B"]["rq_vector"]'}
+    for fcurve in rigs.fcurves_of(obj):
+        assert [p.co[0] for p in fcurve.keyframe_points] == list(FRAMES)
+
+
+@pytest.mark.parametrize("target", NATIVE)
+def test_rq_round_trip_to_each_native_mode_every_frame(addon, target):
+    obj = _keyed_rig("XYZ", seed=3)
+    frames = range(1, 21)
+    before = rigs.pose_matrices(obj, frames)
+    assert _set_mode(mode="RQ", strategy="SAMPLED", tolerance=0.0) == {"FINISHED"}
+    _assert_close(before, rigs.pose_matrices(obj, frames), "to RQ")
+    assert _set_mode(mode=target, strategy="SAMPLED", tolerance=0.0) == {"FINISHED"}
+    _assert_close(before, rigs.pose_matrices(obj, frames), f"back to {target}")
+    assert all(pb.rotation_mode == target for pb in obj.pose.bones)
+    assert not any("rq_" in fc.data_path for fc in rigs.fcurves_of(obj))
+    assert not any("rq_vector" in pb for pb in obj.pose.bones)
+
+
+def test_native_to_native_sampled_tolerance_zero_every_frame(addon):
+    obj = _keyed_rig("QUATERNION", seed=5)
+    frames = range(1, 21)
+    before = rigs.pose_matrices(obj, frames)
+    assert _set_mode(mode="ZXY", strategy="SAMPLED", tolerance=0.0) == {"FINISHED"}
+    _assert_close(before, rigs.pose_matrices(obj, frames))
+    for fcurve in rigs.fcurves_of(obj):
+        assert len(fcurve.keyframe_points) == 20
+
+
+def _basis_angles(obj, frames):
+    """Rotation of each bone's matrix_basis at each frame, as quaternions (F, B, 4)."""
+    out = []
+    for frame in frames:
+        bpy.context.scene.frame_set(frame)
+        out.append([tuple(pb.matrix_basis.to_quaternion()) for pb in obj.pose.bones])
+    return np.array(out)
+
+
+@pytest.mark.parametrize("mode", ["RQ", "SWING_TWIST", "XYZ"])
+def test_sampled_with_tolerance_stays_within_it_and_reduces_keys(addon, rq, mode):
+    obj = rigs.armature(["A"])
+    pose_bone = obj.pose.bones["A"]
+    # A smooth, slow motion on every frame: reducible.
+    keys = [(f, (0.8 * math.sin(f / 9), 0.5 * math.cos(f / 7), 0.02 * f)) for f in range(1, 41)]
+    rigs.key_rotation(pose_bone, "XYZ" if mode != "XYZ" else "ZYX", keys)
+    frames = range(1, 41)
+    before = _basis_angles(obj, frames)
+    tolerance = math.radians(0.5)
+    assert _set_mode(mode=mode, strategy="SAMPLED", tolerance=tolerance) == {"FINISHED"}
+    after = _basis_angles(obj, frames)
+    error = rq.quat_angle_between(before, after)
+    assert error.max() <= tolerance + 1e-6
+    counts = [len(fc.keyframe_points) for fc in rigs.fcurves_of(obj)]
+    assert max(counts) < 40, counts
+
+
+def test_keys_more_than_half_a_turn_apart_keep_their_revolutions(addon):
+    obj = rigs.armature(["A"])
+    pose_bone = obj.pose.bones["A"]
+    keys = [(1, (0, 0, 0)), (11, (4 * math.pi, 0, 0))]
+    rigs.key_rotation(pose_bone, "XYZ", keys, interpolation="LINEAR")
+    frames = range(1, 12)
+    before = rigs.pose_matrices(obj, frames)
+    assert _set_mode(mode="RQ", strategy="KEYS") == {"FINISHED"}
+    bpy.context.scene.frame_set(11)
+    assert np.allclose(pose_bone["rq_vector"], (4 * math.pi, 0, 0), atol=1e-5)
+    # Linear RQ keys on one axis follow the same spin in between.
+    _assert_close(before, rigs.pose_matrices(obj, frames))
+    assert _set_mode(mode="XYZ", strategy="KEYS") == {"FINISHED"}
+    bpy.context.scene.frame_set(11)
+    assert pose_bone.rotation_euler[0] == pytest.approx(4 * math.pi, abs=1e-5)
+
+
+def test_partially_keyed_channels(addon):
+    obj = rigs.armature(["A", "B"])
+    a, b = obj.pose.bones
+    a.rotation_mode = "QUATERNION"
+    a.rotation_quaternion = (0.9, 0.1, 0.3, -0.2)
+    keys = [(1, (1, 0, 0, 0)), (9, (0.5, 0.5, 0.5, 0.5))]
+    rigs.key_rotation(a, "QUATERNION", keys, indices=(0, 2))
+    b.rotation_euler = (0.3, -0.4, 0.0)
+    rigs.key_rotation(b, "YXZ", [(3, (0.3, -0.4, 0.2)), (7, (0.3, -0.4, 2.2))], indices=(2,))
+    frames = range(1, 11)
+    before = rigs.pose_matrices(obj, frames)
+    assert _set_mode(mode="RQ", strategy="SAMPLED", tolerance=0.0) == {"FINISHED"}
+    _assert_close(before, rigs.pose_matrices(obj, frames))
+    assert _set_mode(mode="QUATERNION", strategy="SAMPLED", tolerance=0.0) == {"FINISHED"}
+    _assert_close(before, rigs.pose_matrices(obj, frames))
+
+
+def test_actions_in_nla_strips_convert_in_their_own_time(addon):
+    obj = _keyed_rig("ZYX", seed=9, names=("A",))
+    strip = rigs.push_to_nla(obj, frame_start=30)
+    action = strip.action
+    frames = range(30, 50)
+    before = rigs.pose_matrices(obj, frames)
+    assert _set_mode(mode="RQ", strategy="SAMPLED", tolerance=0.0) == {"FINISHED"}
+    _assert_close(before, rigs.pose_matrices(obj, frames))
+    keyed = rigs.fcurves_of(obj, action)
+    assert {fc.data_path for fc in keyed} == {'pose.bones["A"]["rq_vector"]'}
+    assert keyed[0].keyframe_points[0].co[0] == 1.0  # the action's own frame range
+
+
+def test_unkeyed_bones_just_change_mode(addon):
+    obj = rigs.armature(["A"])
+    pose_bone = obj.pose.bones["A"]
+    pose_bone.rotation_mode = "XZY"
+    pose_bone.rotation_euler = (0.4, 2.0, -1.0)
+    before = rigs.pose_matrices(obj, [1])
+    assert _set_mode(mode="SWING_TWIST") == {"FINISHED"}
+    _assert_close(before, rigs.pose_matrices(obj, [1]))
+    assert obj.animation_data is None or obj.animation_data.action is None
+    assert _set_mode(mode="AXIS_ANGLE") == {"FINISHED"}
+    _assert_close(before, rigs.pose_matrices(obj, [1]))
+
+
+def test_swing_twist_round_trip_every_frame(addon):
+    obj = _keyed_rig("YZX", seed=11)
+    frames = range(1, 21)
+    before = rigs.pose_matrices(obj, frames)
+    assert _set_mode(mode="SWING_TWIST", strategy="SAMPLED", tolerance=0.0) == {"FINISHED"}
+    _assert_close(before, rigs.pose_matrices(obj, frames), "to swing/twist")
+    assert _set_mode(mode="RQ", strategy="SAMPLED", tolerance=0.0) == {"FINISHED"}
+    _assert_close(before, rigs.pose_matrices(obj, frames), "to RQ")
+    assert _set_mode(mode="YZX", strategy="SAMPLED", tolerance=0.0) == {"FINISHED"}
+    _assert_close(before, rigs.pose_matrices(obj, frames), "back")
+
+
+@pytest.mark.skipif(not rigs.mocap_available(), reason=rigs.MOCAP_MISSING)
+def test_cmu_clip_to_rq_and_back_every_frame(addon):
+    obj = rigs.import_mocap()
+    assert len(obj.pose.bones) == 31
+    modes = {pb.name: pb.rotation_mode for pb in obj.pose.bones}
+    assert set(modes.values()) <= {"ZYX", "ZXY"}
+    start, end = (int(x) for x in obj.animation_data.action.frame_range)
+    frames = range(start, end + 1)
+    before = rigs.pose_matrices(obj, frames)
+    assert _set_mode(mode="RQ", strategy="KEYS") == {"FINISHED"}
+    _assert_close(before, rigs.pose_matrices(obj, frames), "to RQ")
+    for order in set(modes.values()):
+        for pose_bone in obj.pose.bones:
+            rigs.select(pose_bone, modes[pose_bone.name] == order)
+        assert _set_mode(mode=order, strategy="KEYS") == {"FINISHED"}
+    assert {pb.name: pb.rotation_mode for pb in obj.pose.bones} == modes
+    _assert_close(before, rigs.pose_matrices(obj, frames), "back to Euler")
+
+
+def test_only_selected_bones_change_and_report(addon):
+    obj = _keyed_rig("XYZ", names=("A", "B"))
+    rigs.select(obj.pose.bones["B"], False)
+    assert _set_mode(mode="RQ") == {"FINISHED"}
+    assert "rq_vector" in obj.pose.bones["A"]
+    assert obj.pose.bones["B"].rotation_mode == "XYZ"
+    # Already in the mode: nothing to do.
+    assert _set_mode(mode="RQ") == {"CANCELLED"}
+
+
+def test_wrong_context_fails_poll(addon):
+    assert not bpy.ops.pose.rq_set_mode.poll()  # nothing at all
+    obj = rigs.armature(["A"])
+    for pose_bone in obj.pose.bones:
+        rigs.select(pose_bone, False)
+    assert not bpy.ops.pose.rq_set_mode.poll()  # nothing selected
+    rigs.select(obj.pose.bones["A"], True)
+    assert bpy.ops.pose.rq_set_mode.poll()
+    bpy.ops.object.mode_set(mode="OBJECT")
+    assert not bpy.ops.pose.rq_set_mode.poll()  # not in Pose mode
+    mesh = bpy.data.objects.new("Mesh", bpy.data.meshes.new("Mesh"))
+    bpy.context.scene.collection.objects.link(mesh)
+    bpy.context.view_layer.objects.active = mesh
+    assert not bpy.ops.pose.rq_set_mode.poll()  # not an armature
+
+
+def test_linked_armature_fails_poll(addon, tmp_path):
+    rigs.armature(["A"])
+    bpy.ops.object.mode_set(mode="OBJECT")
+    library = tmp_path / "lib.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(library), copy=True)
+    bpy.ops.wm.read_homefile(use_empty=True)
+    with bpy.data.libraries.load(str(library), link=True) as (_, data_to):
+        data_to.objects = ["Rig"]
+    obj = data_to.objects[0]
+    bpy.context.scene.collection.objects.link(obj)
+    bpy.context.view_layer.objects.active = obj
+    assert obj.library is not None
+    assert not bpy.ops.pose.rq_set_mode.poll()
+
+
+def test_bad_input_reports_and_changes_nothing(addon):
+    obj = _keyed_rig("XYZ", names=("A", "B"))
+    obj.pose.bones["B"].driver_add("rotation_axis_angle", 0)  # someone else's driver
+    keys_before = sorted((fc.data_path, fc.array_index) for fc in rigs.fcurves_of(obj))
+    with pytest.raises(RuntimeError, match="already driven"):
+        _set_mode(mode="RQ")
+    assert sorted((fc.data_path, fc.array_index) for fc in rigs.fcurves_of(obj)) == keys_before
+    assert [pb.rotation_mode for pb in obj.pose.bones] == ["XYZ", "XYZ"]
+    assert not any("rq_vector" in pb for pb in obj.pose.bones)
+
+
+def test_undo_restores_the_rig_and_redo_reapplies(addon):
+    obj = _keyed_rig("XYZ", names=("A",))
+    frames = range(1, 21)
+    before = rigs.pose_matrices(obj, frames)
+    bpy.ops.ed.undo_push(message="keyed")
+    assert _set_mode(mode="RQ") == {"FINISHED"}
+    if not bpy.ops.ed.undo.poll():
+        pytest.skip("the bpy module has no window: ed.undo cannot run headless")
+    bpy.ops.ed.undo()
+    obj = bpy.data.objects["Rig"]
+    assert obj.pose.bones["A"].rotation_mode == "XYZ"
+    assert "rq_vector" not in obj.pose.bones["A"]
+    _assert_close(before, rigs.pose_matrices(obj, frames), "after undo")
+    bpy.ops.ed.redo()
+    obj = bpy.data.objects["Rig"]
+    assert "rq_vector" in obj.pose.bones["A"]
+    _assert_close(before, rigs.pose_matrices(obj, frames), "after redo")
