@@ -32,6 +32,7 @@ from .axis_angle import (
     rq_to_axis_angle,
     rq_to_blender_axis_angle,
 )
+from .compare import FIGURE2_KEYS, compare_interpolations, figure2_experiment
 from .derivatives import (
     SMALL_ANGLE_DERIVATIVES,
     quat_matrix_jacobian,
@@ -69,6 +70,8 @@ from .rq import (
     rq_to_quat,
 )
 from .shells import reparameterize, shell_distance, shell_index
+from .spherical import slerp, slerp_keys, spherical_bezier, squad, squad_controls, squad_keys
+from .splines import KINDS, RQSpline, bezier_control_points, rq_spline
 from .swing_twist import (
     clamp_swing_ellipse,
     clamp_twist,
@@ -80,6 +83,19 @@ from .swing_twist import (
 )
 
 __all__ = [
+    "FIGURE2_KEYS",
+    "KINDS",
+    "RQSpline",
+    "bezier_control_points",
+    "compare_interpolations",
+    "figure2_experiment",
+    "rq_spline",
+    "slerp",
+    "slerp_keys",
+    "spherical_bezier",
+    "squad",
+    "squad_controls",
+    "squad_keys",
     "EULER_ORDERS",
     "SMALL_ANGLE_DERIVATIVES",
     "SMALL_ANGLE_RQ_TO_QUAT",

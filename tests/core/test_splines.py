@@ -1,0 +1,161 @@
+import math
+
+import numpy as np
+import pytest
+from scipy.spatial.transform import Rotation, Slerp
+
+import rq_rotation as rq
+
+TIMES = np.array([0.0, 0.5, 2.0, 2.2, 3.0, 5.0])
+
+
+@pytest.fixture
+def keys(rng):
+    return rng.normal(0, 0.8, (6, 3))
+
+
+def make(kind, keys, rng):
+    kw = {}
+    if kind == "hermite":
+        kw["tangents"] = rng.normal(size=(6, 3))
+    if kind == "bezier":
+        kw["tangents"] = keys[:, None, :] + rng.normal(0, 0.2, (6, 2, 3))
+    return rq.rq_spline(TIMES, keys, kind, max_extent=50.0, **kw)
+
+
+@pytest.mark.parametrize("kind", rq.KINDS)
+def test_continuity_claims(kind, keys, rng):
+    sp = make(kind, keys, rng)
+    p = sp.control_points
+    h = sp.ends - sp.starts
+    assert np.all(sp.charts == 0)
+    # C0 and C1 between pieces, read off the Bezier control points
+    np.testing.assert_allclose(p[:-1, 3], p[1:, 0], atol=1e-14)
+    d_end = 3 * (p[:-1, 3] - p[:-1, 2]) / h[:-1, None]
+    d_start = 3 * (p[1:, 1] - p[1:, 0]) / h[1:, None]
+    if kind != "bezier":  # free handles: only C0 (C1 needs matching handles)
+        np.testing.assert_allclose(d_end, d_start, atol=1e-12)
+    if kind == "bspline":  # C2
+        a_end = 6 * (p[:-1, 3] - 2 * p[:-1, 2] + p[:-1, 1]) / h[:-1, None] ** 2
+        a_start = 6 * (p[1:, 2] - 2 * p[1:, 1] + p[1:, 0]) / h[1:, None] ** 2
+        np.testing.assert_allclose(a_end, a_start, atol=1e-11)
+    else:  # interpolating
+        np.testing.assert_allclose(sp.evaluate(TIMES), keys, atol=1e-14)
+    # derivative() against central differences inside pieces
+    t = np.linspace(0.01, 4.99, 57)
+    t = t[np.min(np.abs(t[:, None] - TIMES[None]), axis=1) > 1e-3]
+    num = (sp.evaluate(t + 1e-6) - sp.evaluate(t - 1e-6)) / 2e-6
+    np.testing.assert_allclose(sp.derivative(t), num, atol=1e-7)
+
+
+def test_bspline_uniform_matches_basis(keys):
+    sp = rq.rq_spline(np.arange(6.0), keys, "bspline")
+    # at interior knots the uniform cubic B-spline is (P_{i-1} + 4 P_i + P_{i+1}) / 6
+    got = sp.evaluate(np.arange(1.0, 5.0))
+    np.testing.assert_allclose(got, (keys[:-2] + 4 * keys[1:-1] + keys[2:]) / 6, atol=1e-14)
+
+
+@pytest.mark.parametrize("kind", rq.KINDS)
+def test_constant_rotation_exact(kind):
+    v = np.array([0.3, -1.1, 2.0])
+    keys = np.tile(v, (6, 1))
+    kw = {"tangents": np.zeros((6, 3))} if kind == "hermite" else {}
+    sp = rq.rq_spline(TIMES, keys, kind, **kw)
+    t = np.linspace(-1, 6, 101)
+    assert np.array_equal(sp.evaluate(t), np.tile(v, (101, 1)))
+    assert np.array_equal(sp.derivative(t), np.zeros((101, 3)))
+
+
+def test_constant_rotation_far_out_is_the_same_rotation():
+    v = np.array([0.0, 0.0, 3 * math.pi + 0.4])
+    sp = rq.rq_spline(TIMES, np.tile(v, (6, 1)), "catmull_rom")
+    q = sp.evaluate_quat(np.linspace(0, 5, 50))
+    assert rq.quat_angle_between(q, rq.rq_to_quat(v)).max() < 1e-13
+    assert np.all(sp.charts == 2)  # |v| / 2 pi = 1.56 -> nearest shell 2
+    assert np.linalg.norm(sp.control_points, axis=-1).max() <= math.pi
+
+
+def test_hermite_angular_velocities():
+    keys = np.array([[0.0, 0, 0], [0.4, 0.2, 0.1], [1.0, -0.3, 0.5]])
+    omega = np.array([[0.0, 1.0, 0.0], [0.5, 0.0, 0.2], [0.1, 0.1, 0.1]])
+    for frame in ("world", "local"):
+        sp = rq.rq_spline([0.0, 1.0, 2.0], keys, "hermite", angular_velocities=omega,
+                          frame=frame)
+        np.testing.assert_allclose(sp.angular_velocity([0.0, 1.0, 2.0], frame), omega,
+                                   atol=1e-12)
+
+
+def test_multi_revolution_hidden_keys_and_charts():
+    # four revolutions about a turning axis between two keys
+    keys = np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 8 * math.pi], [1.0, 0.0, 8 * math.pi]])
+    sp = rq.rq_spline([0.0, 1.0, 2.0], keys, "catmull_rom")
+    reasons = {e["reason"] for e in sp.hidden_keys}
+    assert "split" in reasons and "chart" in reasons
+    assert np.all(np.diff(sp.starts) > 0)
+    norms = np.linalg.norm(sp.control_points, axis=-1)
+    assert norms.max() < 2 * math.pi - 0.5
+    # the rotation and angular velocity are continuous across every piece boundary
+    tb = sp.starts[1:]
+    qa = sp.evaluate_quat(tb - 1e-9)
+    qb = sp.evaluate_quat(tb + 1e-9)
+    assert rq.quat_angle_between(qa, qb).max() < 1e-7
+    wa = sp.angular_velocity(tb - 1e-9)
+    wb = sp.angular_velocity(tb + 1e-9)
+    assert np.abs(wa - wb).max() < 1e-6
+    # the rotation path is the same as the unsplit global curve (fixed-axis part: exact)
+    sp1 = rq.rq_spline([0.0, 1.0], keys[:2], "catmull_rom")
+    tt = np.linspace(0, 1, 77)
+    q_global = rq.rq_to_quat(rq.rq_spline([0.0, 1.0], keys[:2], "catmull_rom",
+                                          max_extent=1e9, reparameterize_segments=False)
+                             .evaluate(tt))
+    assert rq.quat_angle_between(sp1.evaluate_quat(tt), q_global).max() < 1e-12
+
+
+def test_figure2_max_angle_under_3_degrees():
+    res = rq.figure2_experiment()
+    print(f"Figure 2 max angle: {res['max_angle_deg']:.4f} degrees")
+    assert res["max_angle_deg"] < 3.0
+    assert res["rq_curve"].shape == res["spherical_curve"].shape
+    np.testing.assert_allclose(res["rq_curve"][::200], rq.FIGURE2_KEYS, atol=1e-15)
+
+
+def test_slerp_against_scipy(rng):
+    q = Rotation.random(2, random_state=1)
+    t = np.linspace(0, 1, 11)
+    ref = Slerp([0, 1], q)(t).as_quat(scalar_first=True)
+    p0, p1 = q.as_quat(scalar_first=True)
+    got = rq.slerp(p0, p1, t)
+    sign = np.sign(np.sum(got * ref, axis=1, keepdims=True))
+    np.testing.assert_allclose(got, sign * ref, atol=1e-14)
+    np.testing.assert_allclose(rq.slerp(p0, p1, 0.0), p0, atol=1e-15)
+    # spherical Bezier with equally spaced collinear controls is slerp
+    mid = [rq.slerp(p0, p1, s, shortest=False) for s in (1 / 3, 2 / 3)]
+    p1a = p1 if p0 @ p1 >= 0 else -p1
+    sb = rq.spherical_bezier(p0, mid[0], mid[1], p1a, t)
+    np.testing.assert_allclose(sb, rq.slerp(p0, p1a, t, shortest=False), atol=1e-14)
+
+
+def test_squad_passes_through_keys(rng):
+    q = Rotation.random(5, random_state=2).as_quat(scalar_first=True)
+    t = np.arange(5.0)
+    got = rq.squad_keys(t, q, t)
+    assert rq.quat_angle_between(got, q).max() < 1e-14
+
+
+def test_compare_interpolations():
+    res = rq.compare_interpolations(np.arange(5.0), rq.rq_to_quat(rq.FIGURE2_KEYS), 120)
+    assert set(res["quats"]) == {"rq_catmull_rom", "slerp", "squad", "quat_linear",
+                                 "quat_bezier"}
+    assert res["max_angle_to_rq"]["rq_catmull_rom"] < 1e-14
+    for name, speed in res["angular_speed"].items():
+        assert speed.shape == (120,), name
+        assert np.all(np.isfinite(speed))
+
+
+def test_spline_bad_input():
+    with pytest.raises(ValueError, match="kind"):
+        rq.rq_spline([0, 1], np.zeros((2, 3)), "cardinal")
+    with pytest.raises(ValueError, match="increasing"):
+        rq.rq_spline([1, 0], np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="hermite needs"):
+        rq.rq_spline([0, 1], np.zeros((2, 3)), "hermite")
