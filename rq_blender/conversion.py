@@ -136,7 +136,9 @@ def continuous_values(mode: str, q: np.ndarray, near: np.ndarray | None = None) 
 
         return _chain(swing_twist, q, near)
     start = near if mode == "RQ" else rq.blender_axis_angle_to_rq(near)
-    v = _chain(lambda qi, prev: rq.quat_to_rq(qi, near=prev), q, start)
+    v = rq.quat_to_rq(q)
+    v[:, 0] = rq.quat_to_rq(q[:, 0], near=start)
+    v = np.stack([rq.rq_sequence_continuous(line) for line in v])
     if mode == "RQ":
         return v
     angle_axis = rq.rq_to_blender_axis_angle(v)

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import addon_utils
 import bpy
 import numpy as np
-from blender_harness import REPO
 
+REPO = pathlib.Path(__file__).resolve().parents[2]
 MOCAP = REPO.parent / "shared" / "data" / "mocap" / "scaled_131_01.bvh"
 MOCAP_MISSING = f"the CMU clip is not at {MOCAP} (../shared is absent)"
 
