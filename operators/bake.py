@@ -1,0 +1,128 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""``pose.rq_bake``: bake RQ and swing/twist animation to native quaternion or Euler keys.
+
+For export (glTF, FBX, game engines), which know only Blender's native rotation channels. The
+bake is the SAMPLED strategy of `rq_blender.conversion` with a native target: every frame of
+each bone's keyed range is sampled (in every action that animates it, each in its own time),
+converted with continuity (quaternions without sign flips, Euler angles nearest the previous
+frame), and written as keys; with a tolerance, keys are then removed while the rotation error
+stays within it at every frame. The bones leave the add-on's mode (drivers and parameter
+properties removed), so the baked keys are what plays and exports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING
+
+import bpy
+from bpy.props import EnumProperty, FloatProperty
+
+from ..rq_blender import bone_modes, conversion, parameter_curves, progress
+from ..rq_blender.registration import register_classes_factory
+
+if TYPE_CHECKING:
+    from bpy.stub_internal.rna_enums import OperatorReturnItems
+
+TARGET_ITEMS = (
+    ('QUATERNION', "Quaternion", "Quaternion keys (w, x, y, z), sign-continuous"),
+    *(
+        (order, f"{order} Euler", f"Euler keys in order {order}, each frame nearest the previous")
+        for order in conversion.EULER_ORDERS
+    ),
+)
+KEYS_ITEMS = (
+    ('EVERY_FRAME', "Every Frame", "A key on every frame of the bones' keyed range"),
+    (
+        'REDUCED',
+        "Reduced",
+        "Remove keys while the rotation error stays within the tolerance at every frame",
+    ),
+)
+
+
+def bake_bones(context: bpy.types.Context) -> list[tuple[bpy.types.Object, list[str]]]:
+    """The bones to bake, per armature: the selected bones in an add-on mode (in the Graph
+    Editor, the bones with a selected parameter channel)."""
+    if parameter_curves.in_graph_editor(context):
+        pairs = {
+            (p.obj.name_full, p.bone_name): p.obj
+            for p in parameter_curves.target_parameters(context, parameter_curves.PARAMETER_SIZES)
+        }
+        candidates = [(obj, name) for (_, name), obj in pairs.items()]
+    else:
+        candidates = parameter_curves.selected_pose_bones(context)
+    per_object: dict[str, tuple[bpy.types.Object, list[str]]] = {}
+    for obj, name in candidates:
+        if bone_modes.current_mode(parameter_curves.pose_bone(obj, name)) in bone_modes.ADDON_MODES:
+            per_object.setdefault(obj.name_full, (obj, []))[1].append(name)
+    return list(per_object.values())
+
+
+def _progress(update: Callable[[float], None], start: int, count: int, fraction: float) -> None:
+    """Progress of ``count`` bones after ``start`` bones, ``fraction`` of them done."""
+    update(start + fraction * count)
+
+
+class POSE_OT_rq_bake(bpy.types.Operator):
+    """Bake the selected RQ and swing/twist bones to native quaternion or Euler keys for
+    export: every frame, or reduced within a rotation tolerance. The bones leave the add-on's
+    mode and keep their motion"""
+
+    bl_idname = "pose.rq_bake"
+    bl_label = "Bake RQ Rotations"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    target: EnumProperty(  # type: ignore[valid-type]
+        name="Rotation", items=TARGET_ITEMS, default='QUATERNION',
+        description="Native rotation mode of the baked keys",
+    )
+    keys: EnumProperty(  # type: ignore[valid-type]
+        name="Keys", items=KEYS_ITEMS, default='EVERY_FRAME', description="Which keys to keep",
+    )
+    tolerance: FloatProperty(  # type: ignore[valid-type]
+        name="Tolerance",
+        description="Largest rotation error allowed at any frame when keys are reduced",
+        default=0.00174533,  # 0.1 degree
+        min=0.0,
+        soft_max=0.0174533,
+        subtype='ANGLE',
+    )
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        return parameter_curves.poll_pose_or_graph(cls, context)
+
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
+        work = bake_bones(context)
+        if not work:
+            self.report({'WARNING'}, "Nothing baked: no selected bone is in RQ or swing/twist mode")
+            return {'CANCELLED'}
+        try:
+            plans = [
+                (obj, conversion.plan_conversion(obj, names, self.target, "SAMPLED"))
+                for obj, names in work
+            ]
+        except (ValueError, KeyError) as error:
+            self.report({'ERROR'}, f"Nothing changed: {error}")
+            return {'CANCELLED'}
+        tolerance = self.tolerance if self.keys == 'REDUCED' else 0.0
+        bones = sum(len(p) for _, p in plans)
+        keys = 0
+        done = 0
+        with progress.progress(context, bones) as update:
+            for obj, object_plans in plans:
+                scaled = partial(_progress, update, done, len(object_plans))
+                keys += conversion.apply_plan(obj, object_plans, tolerance, scaled)
+                done += len(object_plans)
+        animated = sum(1 for _, p in plans for plan in p if plan.tracks)
+        self.report(
+            {'INFO'},
+            f"Baked {bones} bone{'s' * (bones != 1)} to {self.target} "
+            f"({animated} animated, {keys} keys per channel)",
+        )
+        return {'FINISHED'}
+
+
+register, unregister = register_classes_factory((POSE_OT_rq_bake,))

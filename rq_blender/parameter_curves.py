@@ -1,0 +1,197 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Which add-on parameter F-curves an operator acts on, read as numpy arrays.
+
+A *parameter* is one of the ID custom properties that hold a bone's rotation in the add-on's
+modes (`PARAMETER_SIZES`): ``pose_bone["rq_vector"]`` (3 floats, an RQ vector),
+``pose_bone["rq_swing"]`` (2 floats, ``(r_x, r_z)``) and ``pose_bone["rq_twist"]`` (1 float,
+about the bone's Y). Its F-curves are the channels ``pose.bones["B"]["rq_vector"]`` index 0..k-1.
+
+Operators act on:
+
+- in the 3D Viewport (Pose mode): the parameters of the selected pose bones of the objects in
+  Pose mode, in every action that animates them (the active action and NLA strips);
+- in the Graph Editor: the parameters with at least one *selected* F-curve (a parameter is a
+  vector: its components are always treated together).
+
+All reading goes through `animdata` (bulk, numpy); times are in each action's own frames.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import bpy
+import numpy as np
+
+from . import animdata, bone_modes, compat
+
+# Every add-on parameter and its size, from `bone_modes.PARAMETERS`.
+PARAMETER_SIZES = {
+    name: size for parameters in bone_modes.PARAMETERS.values() for name, size in parameters
+}
+# The parameters whose values are rotation vectors (the swing is ``(r_x, 0, r_z)``).
+VECTOR_PARAMETERS = ("rq_vector", "rq_swing")
+
+
+@dataclass
+class ParameterCurves:
+    """The F-curves of one parameter of one bone in one action.
+
+    ``channels[i]`` is component ``i`` (``None`` when that component has no keys there).
+    """
+
+    obj: bpy.types.Object
+    bone_name: str
+    name: str
+    use: animdata.ActionUse
+    channels: list[animdata.Channel | None]
+
+    @property
+    def size(self) -> int:
+        return PARAMETER_SIZES[self.name]
+
+    @property
+    def data_path(self) -> str:
+        return animdata.bone_data_path(self.bone_name, f'["{self.name}"]')
+
+    @property
+    def pose_bone(self) -> bpy.types.PoseBone:
+        return pose_bone(self.obj, self.bone_name)
+
+    @property
+    def static(self) -> list[float]:
+        """The property's current value, shape (k,), standing in for missing channels."""
+        value = self.pose_bone.get(self.name)  # type: ignore[func-returns-value]
+        if value is None:
+            return [0.0] * self.size
+        if isinstance(value, (int, float)):
+            return [float(value)]
+        return [float(x) for x in value]
+
+    @property
+    def fcurves(self) -> list[bpy.types.FCurve]:
+        return [c.fcurve for c in self.channels if c is not None]
+
+    def key_times(self) -> np.ndarray:
+        """Sorted union of the components' key frames, shape (n,)."""
+        return animdata.key_times(self.channels)
+
+    def values(self, t: np.ndarray) -> np.ndarray:
+        """The parameter at frames ``t`` (action time), shape (m,) -> (m, k)."""
+        return animdata.evaluate_channels(self.channels, self.static, t)
+
+    def shares_key_times(self) -> bool:
+        """Every component is keyed, all at the same frames."""
+        keyed = [c for c in self.channels if c is not None]
+        if len(keyed) < len(self.channels):
+            return False
+        first = keyed[0].keys.times
+        return all(
+            len(c.keys.times) == len(first) and bool(np.all(c.keys.times == first))
+            for c in keyed
+        )
+
+
+def pose_bones(obj: bpy.types.Object) -> list[bpy.types.PoseBone]:
+    """The pose bones of an armature object (none for other objects)."""
+    return [] if obj.pose is None else list(obj.pose.bones)
+
+
+def pose_bone(obj: bpy.types.Object, name: str) -> bpy.types.PoseBone:
+    """The pose bone ``name`` of an armature object (``KeyError`` if there is none)."""
+    if obj.pose is None:
+        raise KeyError(f"{obj.name} has no pose")
+    return obj.pose.bones[name]
+
+
+def read_parameter(
+    obj: bpy.types.Object, use: animdata.ActionUse, bone_name: str, name: str
+) -> ParameterCurves | None:
+    """The F-curves of one parameter in one action, ``None`` when none of them has keys."""
+    data_path = animdata.bone_data_path(bone_name, f'["{name}"]')
+    channels = animdata.read_channels(
+        animdata.fcurve_owner(use), data_path, PARAMETER_SIZES[name]
+    )
+    if all(c is None for c in channels):
+        return None
+    return ParameterCurves(obj, bone_name, name, use, channels)
+
+
+def selected_pose_bones(context: bpy.types.Context) -> list[tuple[bpy.types.Object, str]]:
+    """``(object, bone name)`` of every selected pose bone of the objects in Pose mode."""
+    objects = {o.name_full: o for o in getattr(context, "objects_in_mode", []) or []}
+    if context.object is not None and context.object.mode == 'POSE':
+        objects.setdefault(context.object.name_full, context.object)
+    return [
+        (obj, bone.name)
+        for obj in objects.values()
+        if obj.type == 'ARMATURE'
+        for bone in pose_bones(obj)
+        if compat.pose_bone_selected(bone)
+    ]
+
+
+def in_graph_editor(context: bpy.types.Context) -> bool:
+    return context.area is not None and context.area.type == 'GRAPH_EDITOR'
+
+
+def _graph_editor_objects(context: bpy.types.Context) -> list[bpy.types.Object]:
+    objects = list(getattr(context, "selected_objects", []) or [])
+    if context.object is not None and context.object not in objects:
+        objects.append(context.object)
+    return [o for o in objects if o.type == 'ARMATURE' and o.animation_data is not None]
+
+
+def target_parameters(
+    context: bpy.types.Context, names: Iterable[str]
+) -> list[ParameterCurves]:
+    """The animated parameters (among ``names``) the operator acts on, in every action.
+
+    In the Graph Editor: those with a selected F-curve; elsewhere: those of the selected pose
+    bones. A parameter used by several actions (NLA strips) appears once per action.
+    """
+    names = tuple(names)
+    found: list[ParameterCurves] = []
+    if in_graph_editor(context):
+        for obj in _graph_editor_objects(context):
+            for use in animdata.actions_of(obj):
+                for bone in pose_bones(obj):
+                    for name in names:
+                        curves = read_parameter(obj, use, bone.name, name)
+                        if curves is not None and any(f.select for f in curves.fcurves):
+                            found.append(curves)
+        return found
+    for obj, bone_name in selected_pose_bones(context):
+        uses = animdata.actions_of(obj)
+        for name in names:
+            for use in uses:
+                curves = read_parameter(obj, use, bone_name, name)
+                if curves is not None:
+                    found.append(curves)
+    return found
+
+
+def count_bones(parameters: Sequence[ParameterCurves]) -> int:
+    """How many distinct bones ``parameters`` belong to."""
+    return len({(p.obj.name_full, p.bone_name) for p in parameters})
+
+
+def poll_pose_or_graph(cls: type, context: bpy.types.Context) -> bool:
+    """Poll shared by the operators: an armature in Pose mode, or the Graph Editor.
+
+    ``cls`` is the operator class (for ``poll_message_set``).
+    """
+    if in_graph_editor(context):
+        if not _graph_editor_objects(context):
+            cls.poll_message_set("No animated armature is selected")  # type: ignore[attr-defined]
+            return False
+        return True
+    obj = context.object
+    if obj is None or obj.type != 'ARMATURE':
+        cls.poll_message_set("The active object is not an armature")  # type: ignore[attr-defined]
+        return False
+    if obj.mode != 'POSE':
+        cls.poll_message_set("The armature is not in Pose mode")  # type: ignore[attr-defined]
+        return False
+    return True
