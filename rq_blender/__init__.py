@@ -5,6 +5,7 @@ This is the only package (with `operators/` and `panels/`) that imports bpy. The
 one place where Blender animation data becomes numpy arrays is `animdata.py`.
 """
 
+from . import handlers
 from .registration import register_modules_factory
 
-register, unregister = register_modules_factory(())
+register, unregister = register_modules_factory((handlers,))

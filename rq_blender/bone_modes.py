@@ -1,0 +1,254 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Put pose bones into and out of the add-on's rotation modes.
+
+A bone in an add-on mode keeps its animatable parameters in ID custom properties (see
+`PARAMETERS`), which Blender saves, keys, overrides and shows without the add-on, and its
+rotation comes from drivers Blender evaluates without Python (`drivers`): the bone's
+``rotation_mode`` is ``'AXIS_ANGLE'`` and ``rotation_axis_angle`` is driven. The mode is
+therefore read back from the file itself (`current_mode`), also in a file the add-on saved
+and Blender reopened.
+
+Parameter conventions (radians, the bone's local axes):
+
+* ``'RQ'``: ``pose_bone["rq_vector"]``, 3 floats, the rotation vector (exponential map).
+* ``'SWING_TWIST'``: ``pose_bone["rq_swing"]``, 2 floats ``(r_x, r_z)``, the swing's rotation
+  vector ``(r_x, 0, r_z)``; ``pose_bone["rq_twist"]``, one float (a scalar property), the
+  twist about the bone's Y. The rotation is ``swing * twist``: the twist acts first.
+  Limits: ``pose_bone["rq_swing_limit"] = [a, b]`` (semi-axes about X and Z, in [0, pi]) and
+  ``pose_bone["rq_twist_limit"] = [min, max]``; at evaluation the swing is scaled radially
+  into the ellipse and the twist clamped. The defaults (pi, pi) and (-pi, pi) clamp nothing
+  for a swing of at most pi and a twist in [-pi, pi].
+
+Limits stay on the bone when it leaves swing/twist mode (they are inert without the drivers),
+so a bone switched away and back keeps its joint limits.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import bpy
+
+from . import drivers
+
+ADDON_MODES = ("RQ", "SWING_TWIST")
+NATIVE_MODES = ("QUATERNION", "XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX", "AXIS_ANGLE")
+
+# ID custom property names and sizes of each add-on mode's animatable parameters; F-curve
+# data path ``pose.bones["B"]["<name>"]`` with array index 0..size-1. Size 1 is a scalar
+# property (index 0).
+PARAMETERS: dict[str, tuple[tuple[str, int], ...]] = {
+    "RQ": (("rq_vector", 3),),
+    "SWING_TWIST": (("rq_swing", 2), ("rq_twist", 1)),
+}
+
+# Joint limits of swing/twist bones and their defaults, which clamp nothing.
+LIMITS: dict[str, tuple[float, float]] = {
+    "rq_swing_limit": (math.pi, math.pi),
+    "rq_twist_limit": (-math.pi, math.pi),
+}
+
+_DESCRIPTIONS = {
+    "rq_vector": "Rotation vector (exponential map): axis times angle, in the bone's local space",
+    "rq_swing": "Swing rotation vector about the bone's local X and Z (acts after the twist)",
+    "rq_twist": "Twist about the bone's local Y (acts before the swing)",
+    "rq_swing_limit": "Semi-axes of the swing ellipse about X and Z; the swing is scaled into it",
+    "rq_twist_limit": "Lowest and highest twist; the twist is clamped to this range",
+}
+
+
+def current_mode(pose_bone: bpy.types.PoseBone) -> str:
+    """'RQ', 'SWING_TWIST', or the bone's native ``rotation_mode``.
+
+    Derived from the file alone: an add-on mode is a bone in ``'AXIS_ANGLE'`` mode whose
+    angle driver reads that mode's first parameter property.
+    """
+    native = pose_bone.rotation_mode
+    if native != drivers.DRIVEN_MODE:
+        return native
+    animation = pose_bone.id_data.animation_data
+    if animation is None:
+        return native
+    angle = animation.drivers.find(drivers.driven_path(pose_bone), index=0)
+    if angle is None:
+        return native
+    read = {variable.targets[0].data_path for variable in angle.driver.variables}
+    for mode in ADDON_MODES:
+        first_parameter = PARAMETERS[mode][0][0]
+        if any(f'["{first_parameter}"]' in path for path in read):
+            return mode
+    return native
+
+
+def parameter_values(pose_bone: bpy.types.PoseBone, mode: str) -> tuple[float, ...]:
+    """The mode's parameters stored on the bone, flattened in `PARAMETERS` order."""
+    values: list[float] = []
+    for name, size in PARAMETERS[_addon_mode(mode)]:
+        stored = pose_bone[name]
+        values.extend([float(stored)] if size == 1 else (float(v) for v in stored))
+    return tuple(values)
+
+
+def enter_mode(pose_bone: bpy.types.PoseBone, mode: str, values: object) -> None:
+    """Switch the bone to an add-on mode with the given parameter values.
+
+    ``values``: for ``'RQ'`` a length-3 rotation vector; for ``'SWING_TWIST'`` a pair
+    ``(swing, twist)`` with a length-2 swing and a float twist. Creates the parameter
+    properties (with UI data, library-overridable), for swing/twist the limit properties
+    if missing (existing limits are kept), sets the bone's rotation mode and static channel
+    to the same rotation, and installs the drivers. A bone already in an add-on mode is
+    first taken out of it. The bone's own F-curves are left alone: writing keys is the
+    caller's job.
+
+    Raises ValueError for an unknown mode, values of the wrong shape or not finite, or a
+    rotation channel already driven by something else.
+    """
+    mode = _addon_mode(mode)
+    flat = _flatten(mode, values)
+    if current_mode(pose_bone) in ADDON_MODES:
+        _remove_addon_data(pose_bone)
+    elif drivers.bone_drivers(pose_bone):
+        raise ValueError(
+            f"bone '{pose_bone.name}': its {drivers.DRIVEN_PROPERTY} is already driven; "
+            "remove those drivers first"
+        )
+    offset = 0
+    for name, size in PARAMETERS[mode]:
+        chunk = flat[offset : offset + size]
+        offset += size
+        _set_property(pose_bone, name, chunk[0] if size == 1 else list(chunk))
+    if mode == "SWING_TWIST":
+        for name, default in LIMITS.items():
+            if name not in pose_bone:
+                _set_property(pose_bone, name, list(default))
+    pose_bone.rotation_mode = drivers.DRIVEN_MODE
+    pose_bone.rotation_axis_angle = static_axis_angle(pose_bone, mode)
+    drivers.install(pose_bone, drivers.DRIVERS[mode])
+    pose_bone.id_data.update_tag()
+
+
+def leave_mode(pose_bone: bpy.types.PoseBone, native_mode: str) -> None:
+    """Take the bone out of its add-on mode and set ``rotation_mode = native_mode``.
+
+    Removes the drivers and the parameter properties (the limits stay, see the module
+    docstring). F-curves of the parameters are the caller's: remove them, and write the new
+    native rotation values or keys, after this call. A bone in a native mode only changes
+    its ``rotation_mode``.
+    """
+    if native_mode not in NATIVE_MODES:
+        raise ValueError(f"native_mode must be one of {NATIVE_MODES}, not {native_mode!r}")
+    if current_mode(pose_bone) in ADDON_MODES:
+        _remove_addon_data(pose_bone)
+    pose_bone.rotation_mode = native_mode
+    pose_bone.id_data.update_tag()
+
+
+def static_axis_angle(
+    pose_bone: bpy.types.PoseBone, mode: str
+) -> tuple[float, float, float, float]:
+    """What the drivers compute from the stored properties, ``(angle, x, y, z)``, in Python.
+
+    Used to give the driven channel its value before the first evaluation; the same
+    formulas as the driver expressions (see `drivers`).
+    """
+    if mode == "RQ":
+        x, y, z = parameter_values(pose_bone, "RQ")
+        return (math.sqrt(x * x + y * y + z * z), x, y, z)
+    x, z, t = parameter_values(pose_bone, "SWING_TWIST")
+    a, b = (max(float(limit), 1e-12) for limit in pose_bone["rq_swing_limit"])
+    low, high = (float(limit) for limit in pose_bone["rq_twist_limit"])
+    n = math.sqrt(x * x + z * z)
+    half_swing = n / max(2.0, 2.0 * math.sqrt((x / a) ** 2 + (z / b) ** 2))
+    half_twist = min(max(t, low), high) / 2.0
+    cos_t, sin_t = math.cos(half_twist), math.sin(half_twist)
+    cot_scaled = math.cos(half_swing) * (n + 2e-30) / (math.sin(half_swing) + 1e-30)
+    return (
+        2.0 * math.acos(math.cos(half_swing) * cos_t),
+        (x * cos_t - z * sin_t) / (1.0 + n),
+        sin_t * cot_scaled / (1.0 + n),
+        (z * cos_t + x * sin_t) / (1.0 + n),
+    )
+
+
+def repair_driver_paths(armature_object: bpy.types.Object) -> int:
+    """Point the add-on's driver variables at the bone their driver drives; revalidate.
+
+    Blender renames a driver's own data path with its bone but not always the paths its
+    variables read; this rewrites each variable that reads one of the add-on's properties to
+    read it from the driven bone. A driver evaluated while a rename was half done (leaving
+    Edit mode evaluates drivers before the pose is rebuilt) stays flagged invalid even with
+    correct paths: writing its paths again clears the flag, and the next evaluation sets it
+    again only if the driver really fails. Returns how many drivers changed.
+    """
+    animation = armature_object.animation_data
+    if animation is None:
+        return 0
+    suffix = "." + drivers.DRIVEN_PROPERTY
+    names = {name for mode in ADDON_MODES for name, _ in PARAMETERS[mode]} | set(LIMITS)
+    changed = 0
+    for fcurve in animation.drivers:
+        path = fcurve.data_path
+        if not (path.startswith("pose.bones[") and path.endswith(suffix)):
+            continue
+        bone_path = path[: -len(suffix)]
+        ours = []
+        for variable in fcurve.driver.variables:
+            target = variable.targets[0]
+            start = target.data_path.find('["rq_')
+            name = target.data_path[start + 2 :].split('"', 1)[0]
+            if target.id == armature_object and start >= 0 and name in names:
+                ours.append((target, bone_path + target.data_path[start:]))
+        if ours and (not fcurve.driver.is_valid or any(t.data_path != new for t, new in ours)):
+            for target, new in ours:
+                target.data_path = new
+            changed += 1
+    return changed
+
+
+def _addon_mode(mode: str) -> str:
+    if mode not in ADDON_MODES:
+        raise ValueError(f"mode must be one of {ADDON_MODES}, not {mode!r}")
+    return mode
+
+
+def _flatten(mode: str, values: object) -> tuple[float, ...]:
+    """The parameter values as one flat tuple of finite floats, checked against the mode."""
+    try:
+        if mode == "RQ":
+            flat = tuple(float(v) for v in values)  # type: ignore[attr-defined]
+            expected = "a length-3 rotation vector"
+            ok = len(flat) == 3
+        else:
+            swing, twist = values  # type: ignore[misc]
+            flat = (*(float(v) for v in swing), float(twist))
+            expected = "a pair (swing of length 2, twist)"
+            ok = len(flat) == 3
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{mode} values: cannot read {values!r} ({error})") from None
+    if not ok:
+        raise ValueError(f"{mode} values must be {expected}, got {values!r}")
+    if not all(math.isfinite(v) for v in flat):
+        raise ValueError(f"{mode} values must be finite, got {values!r}")
+    return flat
+
+
+def _set_property(pose_bone: bpy.types.PoseBone, name: str, value: float | Sequence[float]) -> None:
+    """Create or set an ID property with angle UI data, overridable in library overrides."""
+    if name in pose_bone:
+        del pose_bone[name]  # a fresh property gets the right type and size
+    pose_bone[name] = value
+    ui = pose_bone.id_properties_ui(name)
+    ui.update(subtype='ANGLE', description=_DESCRIPTIONS[name], precision=4)
+    if name == "rq_swing_limit":
+        ui.update(min=0.0, max=math.pi, soft_min=0.0, soft_max=math.pi)
+    pose_bone.property_overridable_library_set(f'["{name}"]', True)
+
+
+def _remove_addon_data(pose_bone: bpy.types.PoseBone) -> None:
+    """Remove the drivers and the parameter properties of every add-on mode."""
+    drivers.remove(pose_bone)
+    for mode in ADDON_MODES:
+        for name, _ in PARAMETERS[mode]:
+            if name in pose_bone:
+                del pose_bone[name]

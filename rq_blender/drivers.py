@@ -1,0 +1,189 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The drivers that pose a bone from its ID custom properties, without Python.
+
+Every add-on mode drives the same channel: the bone's ``rotation_axis_angle`` in
+``'AXIS_ANGLE'`` mode, ``[angle, axis_x, axis_y, axis_z]``. Blender normalizes the axis
+itself (so any positive multiple of it may be driven) and treats a zero axis as no rotation.
+
+RQ mode (``pose_bone["rq_vector"] = v``)::
+
+    angle = |v|            one scripted simple expression (3 variables)
+    axis  = v              three AVERAGE drivers with one variable each
+
+Swing/twist mode (``rq_swing = (x, z)``, ``rq_twist = t``, ``rq_swing_limit = (a, b)``,
+``rq_twist_limit = (l, h)``): the rotation is ``q = swing * twist`` (the twist about the
+bone's Y acts first). With ``n = |(x, z)|``, the swing scaled radially into the ellipse,
+``s = n / max(1, sqrt((x/a)^2 + (z/b)^2))`` (its angle), and ``T = clamp(t, l, h)``::
+
+    q = (cos(s/2) cos(T/2),
+         sin(s/2)/n * (x cos(T/2) - z sin(T/2)),
+         cos(s/2) sin(T/2),
+         sin(s/2)/n * (z cos(T/2) + x sin(T/2)))
+
+    angle = 2 acos(cos(s/2) cos(T/2))
+    axis  = (x cos(T/2) - z sin(T/2),  n cot(s/2) sin(T/2),  z cos(T/2) + x sin(T/2)) / (1 + n)
+
+i.e. the axis is q's vector part divided by ``(1 + n) sin(s/2) / n`` (positive for
+0 < s < 2*pi), so only the Y component needs the clamped swing angle. Four scripted simple
+expressions.
+
+Guards (a division by zero or a domain error marks a driver invalid for good) and float32
+limits (Blender normalizes the axis in float32: a squared length above 3.4e38 overflows and
+one below 1e-35 counts as zero, either way no rotation):
+
+* ``acos`` gets a product of two cosines, never outside [-1, 1].
+* The ellipse semi-axes enter as ``max(a, 1e-12)``: ``a = 0`` or ``b = 0`` become a
+  degenerate ellipse whose scale factor is (nearly) 0 off its segment, the radial scaling's
+  limit; the rotation differs from the exact limit by at most 1e-12.
+* ``n cot(s/2)`` is ``cos(u) (n + 2e-30) / (sin(u) + 1e-30)`` with ``u = s/2``: the
+  denominator is positive for ``0 <= u < pi``, and at ``n = 0`` (where ``s/2 = n/2``) the
+  value is the limit 2, so a pure twist keeps its Y axis. Elsewhere the relative change is
+  about ``1e-30/u``; it only matters for swings below about 1e-29 rad, where it moves the
+  rotation by less than the swing itself.
+* ``max(1, ...)`` and ``max(2, ...)`` keep the other denominators at 1 or more.
+* Dividing by ``1 + n`` keeps the axis below about 1e13 (``n cot(s/2) <= pi/2 * 2e12 n``
+  with the 1e-12 floor) and its X and Z parts below 1, so even absurd swings are posed
+  (clamped into the ellipse) instead of overflowing. An axis below 3e-18 means a rotation
+  below that angle too.
+
+Driver inputs are float32 (a driver variable's value is a C ``float``) and expressions
+evaluate in double, so no product here overflows. The limits are meant to lie in
+``0 <= a, b <= pi`` (``s <= max(a, b)``; beyond ``2*pi`` the Y component's sign would be
+wrong, though the driver stays valid).
+
+Blender 5.0 gives a new driver F-curve two Bezier keys (0, 0) and (1, 1) that map the driver
+value through the curve; evaluating near 0 that returns exactly 0.0 for values in
+(0, about 1e-4]. Blender 4.2 adds a Generator modifier instead. The add-on removes both, so
+the channel receives the driver's value itself, on every version (and it is slightly faster).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import bpy
+
+DRIVEN_MODE = 'AXIS_ANGLE'
+DRIVEN_PROPERTY = "rotation_axis_angle"
+
+
+@dataclass(frozen=True)
+class VariableSpec:
+    """One driver variable: ``name`` reads ``pose_bone[prop]`` (``[index]`` if not None)."""
+
+    name: str
+    prop: str
+    index: int | None
+
+
+@dataclass(frozen=True)
+class DriverSpec:
+    """The driver on ``rotation_axis_angle[array_index]``."""
+
+    array_index: int
+    driver_type: str
+    expression: str
+    variables: tuple[VariableSpec, ...]
+
+
+def _variables(spec: str) -> tuple[VariableSpec, ...]:
+    """Variables from ``"x=rq_vector[0] t=rq_twist"`` notation."""
+    result = []
+    for item in spec.split():
+        name, target = item.split("=")
+        prop, _, index = target.partition("[")
+        result.append(VariableSpec(name, prop, int(index.rstrip("]")) if index else None))
+    return tuple(result)
+
+
+_RQ_XYZ = _variables("x=rq_vector[0] y=rq_vector[1] z=rq_vector[2]")
+
+RQ_DRIVERS = (
+    DriverSpec(0, 'SCRIPTED', "sqrt(x*x+y*y+z*z)", _RQ_XYZ),
+    DriverSpec(1, 'AVERAGE', "", _RQ_XYZ[0:1]),
+    DriverSpec(2, 'AVERAGE', "", _RQ_XYZ[1:2]),
+    DriverSpec(3, 'AVERAGE', "", _RQ_XYZ[2:3]),
+)
+
+_SWING_TWIST = _variables(
+    "x=rq_swing[0] z=rq_swing[1] t=rq_twist l=rq_twist_limit[0] h=rq_twist_limit[1]"
+)
+_SWING_TWIST_LIMITED = _SWING_TWIST + _variables("a=rq_swing_limit[0] b=rq_swing_limit[1]")
+_NORM = "sqrt(x*x+z*z)"
+# Half the clamped swing angle, s/2 = n / max(2, 2 sqrt((x/a)^2 + (z/b)^2)).
+_HALF_SWING = "sqrt(x*x+z*z)/max(2,2*sqrt(pow(x/max(a,1e-12),2)+pow(z/max(b,1e-12),2)))"
+_HALF_TWIST = "clamp(t,l,h)/2"
+
+_AXIS_X = f"(x*cos({_HALF_TWIST})-z*sin({_HALF_TWIST}))/(1+{_NORM})"
+_AXIS_Z = f"(z*cos({_HALF_TWIST})+x*sin({_HALF_TWIST}))/(1+{_NORM})"
+
+SWING_TWIST_DRIVERS = (
+    DriverSpec(
+        0, 'SCRIPTED', f"2*acos(cos({_HALF_SWING})*cos({_HALF_TWIST}))", _SWING_TWIST_LIMITED
+    ),
+    DriverSpec(1, 'SCRIPTED', _AXIS_X, _SWING_TWIST),
+    DriverSpec(
+        2,
+        'SCRIPTED',
+        f"sin({_HALF_TWIST})*cos({_HALF_SWING})*({_NORM}+2e-30)/(sin({_HALF_SWING})+1e-30)"
+        f"/(1+{_NORM})",
+        _SWING_TWIST_LIMITED,
+    ),
+    DriverSpec(3, 'SCRIPTED', _AXIS_Z, _SWING_TWIST),
+)
+
+DRIVERS: dict[str, tuple[DriverSpec, ...]] = {"RQ": RQ_DRIVERS, "SWING_TWIST": SWING_TWIST_DRIVERS}
+
+
+def driven_path(pose_bone: bpy.types.PoseBone) -> str:
+    """The armature object's data path of the channel the drivers drive."""
+    return f"{pose_bone.path_from_id()}.{DRIVEN_PROPERTY}"
+
+
+def variable_path(bone_path: str, variable: VariableSpec) -> str:
+    """The data path (from the armature object) that ``variable`` reads."""
+    index = "" if variable.index is None else f"[{variable.index}]"
+    return f'{bone_path}["{variable.prop}"]{index}'
+
+
+def bone_drivers(pose_bone: bpy.types.PoseBone) -> list[bpy.types.FCurve]:
+    """The driver F-curves on the bone's driven channel, in array-index order."""
+    animation = pose_bone.id_data.animation_data
+    if animation is None:
+        return []
+    path = driven_path(pose_bone)
+    found = (animation.drivers.find(path, index=index) for index in range(4))
+    return [fcurve for fcurve in found if fcurve is not None]
+
+
+def install(pose_bone: bpy.types.PoseBone, specs: Sequence[DriverSpec]) -> None:
+    """Create the drivers of ``specs`` on the bone (its channel must not be driven yet)."""
+    armature_object = pose_bone.id_data
+    bone_path = pose_bone.path_from_id()
+    for spec in specs:
+        fcurve = pose_bone.driver_add(DRIVEN_PROPERTY, spec.array_index)
+        # Pass the driver value through unchanged (see the module docstring).
+        while fcurve.keyframe_points:
+            fcurve.keyframe_points.remove(fcurve.keyframe_points[0], fast=True)
+        while fcurve.modifiers:
+            fcurve.modifiers.remove(fcurve.modifiers[0])
+        driver = fcurve.driver
+        driver.type = spec.driver_type
+        for variable in spec.variables:
+            created = driver.variables.new()
+            created.name = variable.name
+            created.type = 'SINGLE_PROP'
+            target = created.targets[0]
+            target.id_type = 'OBJECT'
+            target.id = armature_object
+            target.data_path = variable_path(bone_path, variable)
+        if spec.driver_type == 'SCRIPTED':
+            driver.expression = spec.expression
+
+
+def remove(pose_bone: bpy.types.PoseBone) -> None:
+    """Remove every driver on the bone's driven channel."""
+    animation = pose_bone.id_data.animation_data
+    for fcurve in bone_drivers(pose_bone):
+        animation.drivers.remove(fcurve)
