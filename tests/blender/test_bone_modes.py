@@ -1,0 +1,118 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""`rq_blender.bone_modes`: entering and leaving the add-on's modes, reading the mode back
+from a reopened file, property UI data, and clear errors for bad input."""
+
+from __future__ import annotations
+
+import math
+
+import bpy
+import numpy as np
+import pytest
+from rigs import armature
+
+
+def rotation(pose_bone) -> np.ndarray:
+    return np.array(pose_bone.matrix_basis, dtype=np.float64)[:3, :3]
+
+
+def evaluate(obj) -> None:
+    obj.update_tag()
+    bpy.context.view_layer.update()
+
+
+def test_entering_rq_from_the_current_rotation_does_not_move_the_bone(addon):
+    modes = addon.rq_blender.bone_modes
+    obj = armature(["A", "B"])
+    rng = np.random.default_rng(2)
+    for pose_bone in obj.pose.bones:
+        pose_bone.rotation_mode = 'QUATERNION'
+        pose_bone.rotation_quaternion = rng.normal(size=4)
+    evaluate(obj)
+    before = {pb.name: rotation(pb) for pb in obj.pose.bones}
+    for pose_bone in obj.pose.bones:
+        vector = pose_bone.rotation_quaternion.normalized().to_exponential_map()
+        modes.enter_mode(pose_bone, "RQ", tuple(vector))
+        assert modes.current_mode(pose_bone) == "RQ"
+    evaluate(obj)
+    for pose_bone in obj.pose.bones:
+        assert np.abs(rotation(pose_bone) - before[pose_bone.name]).max() <= 1e-6
+
+
+def test_properties_carry_ui_data_and_are_overridable(addon):
+    modes = addon.rq_blender.bone_modes
+    obj = armature(["A"])
+    pose_bone = obj.pose.bones["A"]
+    modes.enter_mode(pose_bone, "SWING_TWIST", ((0.1, 0.2), 0.3))
+    assert tuple(pose_bone["rq_swing"]) == pytest.approx((0.1, 0.2))
+    assert pose_bone["rq_twist"] == pytest.approx(0.3)
+    for name in ("rq_swing", "rq_twist", "rq_swing_limit", "rq_twist_limit"):
+        ui = pose_bone.id_properties_ui(name).as_dict()
+        assert ui["subtype"] == 'ANGLE' and ui["description"], name
+        assert pose_bone.is_property_overridable_library(f'["{name}"]'), name
+    assert modes.parameter_values(pose_bone, "SWING_TWIST") == pytest.approx((0.1, 0.2, 0.3))
+
+
+def test_switching_between_addon_modes_and_back_to_native(addon):
+    modes = addon.rq_blender.bone_modes
+    obj = armature(["A"])
+    pose_bone = obj.pose.bones["A"]
+    modes.enter_mode(pose_bone, "SWING_TWIST", ((0.1, 0.2), 0.3))
+    pose_bone["rq_swing_limit"] = (0.5, 0.6)
+    modes.enter_mode(pose_bone, "RQ", (0.3, 0.2, 0.1))
+    assert modes.current_mode(pose_bone) == "RQ"
+    assert "rq_swing" not in pose_bone and "rq_twist" not in pose_bone
+    assert len(obj.animation_data.drivers) == 4
+    modes.leave_mode(pose_bone, "XYZ")
+    assert modes.current_mode(pose_bone) == "XYZ" and pose_bone.rotation_mode == 'XYZ'
+    assert "rq_vector" not in pose_bone and len(obj.animation_data.drivers) == 0
+    # limits stay (inert) so that switching back keeps them
+    assert tuple(pose_bone["rq_swing_limit"]) == pytest.approx((0.5, 0.6))
+    modes.enter_mode(pose_bone, "SWING_TWIST", ((0.0, 0.0), 0.0))
+    assert tuple(pose_bone["rq_swing_limit"]) == pytest.approx((0.5, 0.6))
+
+
+def test_mode_is_read_back_from_a_reopened_file(addon, tmp_path):
+    modes = addon.rq_blender.bone_modes
+    obj = armature(["A", "B", "C", "D"])
+    modes.enter_mode(obj.pose.bones["A"], "RQ", (0.1, 0.2, 0.3))
+    modes.enter_mode(obj.pose.bones["B"], "SWING_TWIST", ((0.1, 0.2), 0.3))
+    obj.pose.bones["C"].rotation_mode = 'AXIS_ANGLE'
+    obj.pose.bones["D"].rotation_mode = 'ZXY'
+    path = tmp_path / "modes.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.wm.open_mainfile(filepath=str(path))
+    bones = bpy.data.objects["Rig"].pose.bones
+    got = [modes.current_mode(bones[name]) for name in "ABCD"]
+    assert got == ["RQ", "SWING_TWIST", "AXIS_ANGLE", "ZXY"]
+
+
+@pytest.mark.parametrize(
+    ("mode", "values", "message"),
+    [
+        ("EULER", (0.0, 0.0, 0.0), "mode must be one of"),
+        ("RQ", (0.0, 0.0), "length-3"),
+        ("RQ", (0.0, math.nan, 0.0), "finite"),
+        ("RQ", "abc", "cannot read"),
+        ("SWING_TWIST", (0.0, 0.0, 0.0), "cannot read|pair"),
+        ("SWING_TWIST", ((0.0, 0.0, 0.0), 0.0), "pair"),
+        ("SWING_TWIST", ((0.0, math.inf), 0.0), "finite"),
+    ],
+)
+def test_bad_input_is_refused_clearly(addon, mode, values, message):
+    modes = addon.rq_blender.bone_modes
+    pose_bone = armature(["A"]).pose.bones["A"]
+    with pytest.raises(ValueError, match=message):
+        modes.enter_mode(pose_bone, mode, values)
+    assert "rq_vector" not in pose_bone and pose_bone.rotation_mode != 'AXIS_ANGLE'
+
+
+def test_a_channel_driven_by_someone_else_is_refused(addon):
+    modes = addon.rq_blender.bone_modes
+    pose_bone = armature(["A"]).pose.bones["A"]
+    pose_bone.driver_add("rotation_axis_angle", 2)
+    with pytest.raises(ValueError, match="already driven"):
+        modes.enter_mode(pose_bone, "RQ", (0.0, 0.0, 0.0))
+    with pytest.raises(ValueError, match="native_mode must be one of"):
+        modes.leave_mode(pose_bone, "RQ")
