@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""``pose.rq_continuity_filter``: remove 2*pi jumps between consecutive RQ keys."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import bpy
+
+from ..rq_blender import key_continuity, parameter_curves, progress
+from ..rq_blender.registration import register_classes_factory
+
+if TYPE_CHECKING:
+    from bpy.stub_internal.rna_enums import OperatorReturnItems
+
+
+class POSE_OT_rq_continuity_filter(bpy.types.Operator):
+    """Replace each RQ key by the equivalent rotation vector (same pose) closest to the
+    previous key, removing jumps across the 2*pi shells. Assumes consecutive keys are less
+    than half a turn apart: leave channels that spin further on purpose unselected"""
+
+    bl_idname = "pose.rq_continuity_filter"
+    bl_label = "RQ Continuity Filter"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        return parameter_curves.poll_pose_or_graph(cls, context)
+
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
+        targets = parameter_curves.target_parameters(
+            context, key_continuity.FILTERED_PARAMETERS
+        )
+        if not targets:
+            self.report(
+                {'WARNING'},
+                "Nothing filtered: no selected RQ vector or twist channel has keys",
+            )
+            return {'CANCELLED'}
+        changed = 0
+        changed_bones: set[tuple[str, str]] = set()
+        with progress.progress(context, len(targets)) as update:
+            for done, curves in enumerate(targets):
+                count = key_continuity.apply_filter(curves)
+                if count:
+                    changed += count
+                    changed_bones.add((curves.obj.name_full, curves.bone_name))
+                update(done + 1)
+        if changed:
+            bones = len(changed_bones)
+            self.report(
+                {'INFO'}, f"Filtered {changed} key{'s' * (changed != 1)} on {bones} "
+                f"bone{'s' * (bones != 1)}",
+            )
+        else:
+            self.report({'INFO'}, f"All keys already continuous ({len(targets)} channels)")
+        return {'FINISHED'}
+
+
+register, unregister = register_classes_factory((POSE_OT_rq_continuity_filter,))

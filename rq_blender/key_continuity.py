@@ -1,0 +1,109 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The continuity filter on parameter keys: each key's value replaced by the equivalent one
+(same rotation) closest to the previous key's, like Blender's Euler discontinuity filter.
+
+- ``rq_vector``: ``rq_rotation.rq_sequence_continuous`` on the vectors at the union of the
+  components' key times (the shells ``v + 2 pi k v/|v|``).
+- ``rq_twist``: ``t + 2 pi k`` closest to the previous key, kept only where it stays inside the
+  bone's ``rq_twist_limit`` (the drivers clamp the twist to it, so a value outside would pose
+  the bone differently).
+- ``rq_swing``: left alone. Its ellipse limit has semi-axes of at most pi, and the evaluation
+  scales any swing into it, so a swing inside its limits has no other equivalent inside them.
+
+It assumes consecutive keys are less than half a turn apart: a larger step is read as the
+shorter way round. Poses at the keys do not change.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import rq_rotation as rq
+from . import animdata, bone_modes
+from .parameter_curves import ParameterCurves
+
+TWO_PI = 2.0 * math.pi
+# The parameters the filter changes (see the module docstring).
+FILTERED_PARAMETERS = ("rq_vector", "rq_twist")
+# Values that differ by less than this (radians) count as unchanged (float32 keys).
+UNCHANGED = 1e-6
+
+
+def continuous_twists(twist: np.ndarray, low: float, high: float) -> np.ndarray:
+    """Twists (n,) each replaced by ``t + 2 pi k`` closest to the previous result, where that
+    lies in ``[low, high]``; the first is kept."""
+    out = np.array(twist, dtype=np.float64)
+    for i in range(1, len(out)):
+        candidate = out[i] + TWO_PI * round((out[i - 1] - out[i]) / TWO_PI)
+        if low <= candidate <= high:
+            out[i] = candidate
+    return out
+
+
+def filtered_values(curves: ParameterCurves) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The parameter at the union of its key times, before and after the filter.
+
+    Returns
+    -------
+    times : ndarray, shape (n,)
+    before, after : ndarray, shape (n, k)
+    """
+    times = curves.key_times()
+    before = curves.values(times)
+    if curves.name == "rq_vector":
+        after = rq.rq_sequence_continuous(before) if len(times) else before.copy()
+    elif curves.name == "rq_twist":
+        stored = curves.pose_bone.get("rq_twist_limit")  # type: ignore[func-returns-value]
+        low, high = (
+            bone_modes.LIMITS["rq_twist_limit"] if stored is None
+            else (float(stored[0]), float(stored[1]))
+        )
+        after = continuous_twists(before[:, 0], low, high)[:, None]
+    else:
+        raise ValueError(f"the continuity filter does not change {curves.name}")
+    return times, before, after
+
+
+def shift_keys(channel: animdata.Channel, delta: np.ndarray) -> None:
+    """Add ``delta`` (n,) to the values of the channel's n keys and to their handles, in bulk
+    (interpolation and handle types kept; automatic handles are recomputed)."""
+    keys = channel.keys
+    points = channel.fcurve.keyframe_points
+    for attribute, array in (
+        ("co", keys.co), ("handle_left", keys.handle_left), ("handle_right", keys.handle_right)
+    ):
+        moved = array.copy()
+        moved[:, 1] += delta
+        points.foreach_set(attribute, moved.astype(np.float32).ravel())
+    channel.fcurve.update()
+
+
+def apply_filter(curves: ParameterCurves) -> int:
+    """Filter one parameter's keys in place; returns how many key times changed.
+
+    A component keyed at every changed time has its keys (and handles) shifted. A component
+    that would change at a time where it has no key is rewritten with keys at the union of the
+    key times (automatic handles), which keeps the poses at every key.
+    """
+    times, before, after = filtered_values(curves)
+    changed = np.abs(after - before).max(axis=1, initial=0.0) > UNCHANGED
+    if not changed.any():
+        return 0
+    owner = animdata.fcurve_owner(curves.use, ensure=True)
+    assert owner is not None  # ensure=True creates it
+    for index, channel in enumerate(curves.channels):
+        delta = after[:, index] - before[:, index]
+        moved = np.abs(delta) > UNCHANGED
+        if not moved.any():
+            continue
+        if channel is not None:
+            at_keys = np.searchsorted(times, channel.keys.times)
+            if not np.delete(moved, at_keys).any():
+                shift_keys(channel, delta[at_keys])
+                continue
+        animdata.write_keys(
+            owner, curves.data_path, index, curves.bone_name, times, after[:, index]
+        )
+    return int(changed.sum())
