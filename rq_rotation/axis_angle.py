@@ -12,12 +12,12 @@ from ._checks import as_quats, as_scalars, as_vectors
 
 __all__ = [
     "axis_angle_to_quat",
-    "quat_to_axis_angle",
     "axis_angle_to_rq",
-    "rq_to_axis_angle",
     "blender_axis_angle_to_quat",
-    "quat_to_blender_axis_angle",
     "blender_axis_angle_to_rq",
+    "quat_to_axis_angle",
+    "quat_to_blender_axis_angle",
+    "rq_to_axis_angle",
     "rq_to_blender_axis_angle",
 ]
 

@@ -11,7 +11,7 @@ from .rq import _quat_to_rq, _rq_to_quat, rq_sequence_continuous
 from .spherical import slerp_keys, spherical_bezier, squad_keys
 from .splines import _blossom, bezier_control_points, rq_spline
 
-__all__ = ["figure2_experiment", "compare_interpolations", "FIGURE2_KEYS"]
+__all__ = ["FIGURE2_KEYS", "angular_speed", "compare_interpolations", "figure2_experiment"]
 
 #: The five RQ keys (radians) of the issue's fixed version of Figure 2, at t = 0, 1, 2, 3, 4.
 FIGURE2_KEYS = np.array([
@@ -57,8 +57,24 @@ def figure2_experiment(samples_per_segment=200):
             "max_angle_deg": float(np.degrees(angle.max()))}
 
 
-def _angular_speed(q, t):
-    """Angular speed (rad / time) of sampled quaternions by central differences of angles."""
+def angular_speed(q, t):
+    """Angular speed of a sampled rotation, by central differences of the angles between
+    neighbouring samples (one-sided at the ends).
+
+    Parameters
+    ----------
+    q : array_like, shape (M, 4)
+        Quaternions at times ``t``, M >= 2 (either sign).
+    t : array_like, shape (M,)
+        Increasing sample times.
+
+    Returns
+    -------
+    ndarray, shape (M,)
+        Radians per unit of ``t``.
+    """
+    q = as_quats(q, "q")
+    t = as_scalars(t, "t")
     a = quat_angle_between(q[:-1], q[1:]) / np.diff(t)
     speed = np.empty(len(t))
     speed[1:-1] = 0.5 * (a[:-1] + a[1:])
@@ -126,7 +142,7 @@ def compare_interpolations(times, keys_quat, samples=400):
     return {
         "t": t,
         "quats": out,
-        "angular_speed": {k: _angular_speed(val, t) for k, val in out.items()},
+        "angular_speed": {k: angular_speed(val, t) for k, val in out.items()},
         "max_angle_to_rq": {k: float(quat_angle_between(ref, val).max()) for k, val in out.items()},
     }
 

@@ -19,14 +19,14 @@ from .quaternion import _conj, _qmul
 _ONES3 = np.ones(3)
 
 __all__ = [
-    "rq_quat_jacobian",
-    "rq_matrix_jacobian",
-    "quat_matrix_jacobian",
-    "swing_quat_jacobian",
-    "swing_matrix_jacobian",
-    "rq_velocity",
-    "rq_angular_velocity",
     "SMALL_ANGLE_DERIVATIVES",
+    "quat_matrix_jacobian",
+    "rq_angular_velocity",
+    "rq_matrix_jacobian",
+    "rq_quat_jacobian",
+    "rq_velocity",
+    "swing_matrix_jacobian",
+    "swing_quat_jacobian",
 ]
 
 #: Below this angle ``|v|`` the Jacobian and the velocity use Taylor series for the

@@ -16,10 +16,10 @@ from .quaternion import _qmul, _quat_to_matrix_unit
 
 __all__ = [
     "EULER_ORDERS",
-    "euler_to_quat",
-    "quat_to_euler",
     "euler_to_matrix",
+    "euler_to_quat",
     "matrix_to_euler",
+    "quat_to_euler",
 ]
 
 _AXIS = {"X": 0, "Y": 1, "Z": 2}

@@ -10,14 +10,14 @@ import numpy as np
 from ._checks import as_matrices, as_quats, as_vectors
 
 __all__ = [
-    "quat_multiply",
+    "align_quat_signs",
+    "matrix_to_quat",
+    "quat_angle_between",
     "quat_conjugate",
+    "quat_multiply",
     "quat_normalize",
     "quat_rotate",
     "quat_to_matrix",
-    "matrix_to_quat",
-    "quat_angle_between",
-    "align_quat_signs",
 ]
 
 

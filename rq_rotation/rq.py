@@ -14,13 +14,13 @@ from ._checks import as_matrices, as_quats, as_vectors, check_zero_quats, run_ch
 from .quaternion import _matrix_to_quat, _quat_to_matrix_unit
 
 __all__ = [
-    "rq_to_quat",
-    "quat_to_rq",
-    "rq_to_matrix",
-    "matrix_to_rq",
-    "rq_sequence_continuous",
     "SMALL_ANGLE_RQ_TO_QUAT",
     "SMALL_RATIO_QUAT_TO_RQ",
+    "matrix_to_rq",
+    "quat_to_rq",
+    "rq_sequence_continuous",
+    "rq_to_matrix",
+    "rq_to_quat",
 ]
 
 TWO_PI = 2.0 * math.pi

@@ -10,7 +10,7 @@ from ._checks import as_quats, as_scalars
 from .quaternion import _conj, _qmul
 from .rq import _quat_to_rq, _rq_to_quat
 
-__all__ = ["slerp", "spherical_bezier", "squad_controls", "squad", "slerp_keys", "squad_keys"]
+__all__ = ["slerp", "slerp_keys", "spherical_bezier", "squad", "squad_controls", "squad_keys"]
 
 
 def _log_rq(d, shortest):

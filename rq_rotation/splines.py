@@ -40,7 +40,7 @@ from ._checks import as_scalars, as_vectors
 from .derivatives import rq_angular_velocity, rq_velocity
 from .rq import _rq_to_quat
 
-__all__ = ["RQSpline", "rq_spline", "bezier_control_points", "KINDS"]
+__all__ = ["KINDS", "RQSpline", "bezier_control_points", "rq_spline"]
 
 TWO_PI = 2.0 * math.pi
 KINDS = ("catmull_rom", "hermite", "bezier", "bspline")

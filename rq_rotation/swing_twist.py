@@ -12,13 +12,13 @@ import numpy as np
 from ._checks import as_float_array, as_quats, as_scalars, as_vectors
 
 __all__ = [
-    "swing_twist_to_quat",
-    "quat_to_swing_twist",
-    "swing_twist_sequence_continuous",
-    "swing_in_ellipse",
     "clamp_swing_ellipse",
-    "scale_swing_into_ellipse",
     "clamp_twist",
+    "quat_to_swing_twist",
+    "scale_swing_into_ellipse",
+    "swing_in_ellipse",
+    "swing_twist_sequence_continuous",
+    "swing_twist_to_quat",
 ]
 
 TWO_PI = 2.0 * math.pi
