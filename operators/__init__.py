@@ -3,6 +3,6 @@
 through `rq_blender`, and report what they did."""
 
 from ..rq_blender.registration import register_modules_factory
-from . import bake, continuity_filter, set_mode
+from . import bake, continuity_filter, reparameterize, set_mode
 
-register, unregister = register_modules_factory((set_mode, bake, continuity_filter))
+register, unregister = register_modules_factory((set_mode, bake, continuity_filter, reparameterize))

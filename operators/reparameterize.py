@@ -1,0 +1,126 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""``pose.rq_reparameterize``: the paper's dynamic reparameterization (section 3.2.2) on the
+current pose: a rotation vector longer than the threshold becomes the equivalent one of
+smallest length, ``v - 2 pi n v/|v|`` with ``n = round(|v| / 2 pi)`` (`rq_rotation.reparameterize`).
+
+It acts on unanimated parameters only: on an F-curve, changing one key would add spins to the
+segments on both sides of it; the continuity filter and the spline operator are the tools there.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import bpy
+import numpy as np
+from bpy.props import FloatProperty
+
+from .. import rq_rotation as rq
+from ..rq_blender import animdata, bone_modes, parameter_curves
+from ..rq_blender.registration import register_classes_factory
+
+if TYPE_CHECKING:
+    from bpy.stub_internal.rna_enums import OperatorReturnItems
+
+# The parameters that are rotation vectors: the swing is the vector (r_x, 0, r_z).
+VECTOR_PARAMETERS = ("rq_vector", "rq_swing")
+
+
+def _is_animated(obj: bpy.types.Object, bone_name: str, name: str) -> bool:
+    """Whether any action animating ``obj`` has keys on the parameter."""
+    return any(
+        parameter_curves.read_parameter(obj, use, bone_name, name) is not None
+        for use in animdata.actions_of(obj)
+    )
+
+
+def _as_vector(name: str, value: np.ndarray) -> np.ndarray:
+    return value if name == "rq_vector" else np.array([value[0], 0.0, value[1]])
+
+
+def _from_vector(name: str, vector: np.ndarray) -> list[float]:
+    return [float(x) for x in (vector if name == "rq_vector" else vector[[0, 2]])]
+
+
+def _swing_limits(pose_bone: bpy.types.PoseBone) -> tuple[float, float]:
+    stored = pose_bone.get("rq_swing_limit")  # type: ignore[func-returns-value]
+    if stored is None:
+        return bone_modes.LIMITS["rq_swing_limit"]
+    return float(stored[0]), float(stored[1])
+
+
+class POSE_OT_rq_reparameterize(bpy.types.Operator):
+    """Replace the selected bones' rotation vectors longer than the threshold by the
+    equivalent vector of smallest length (same pose, away from the 2*pi singular shell).
+    Unanimated channels only: on keyed channels use the continuity filter or the spline
+    operator"""
+
+    bl_idname = "pose.rq_reparameterize"
+    bl_label = "Reparameterize RQ Rotation"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    threshold: FloatProperty(  # type: ignore[valid-type]
+        name="Threshold",
+        description=(
+            "Reparameterize vectors longer than this. Pi, the default, is the smallest useful "
+            "value: every rotation has a vector of length at most pi, so below it nothing "
+            "changes. Larger values leave vectors between pi and the threshold alone, so "
+            "posing near pi does not flip between the two ends of the same rotation"
+        ),
+        default=math.pi,
+        min=math.pi,
+        max=2.0 * math.pi,
+        subtype='ANGLE',
+    )
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        return parameter_curves.poll_pose_or_graph(cls, context)
+
+    def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
+        changes: list[tuple[bpy.types.Object, bpy.types.PoseBone, str, list[float]]] = []
+        animated: list[str] = []
+        outside_limits: list[str] = []
+        candidates = 0
+        for obj, bone_name in parameter_curves.selected_pose_bones(context):
+            pose_bone = parameter_curves.pose_bone(obj, bone_name)
+            for name in VECTOR_PARAMETERS:
+                if name not in pose_bone.keys():  # noqa: SIM118 (PoseBone has no __contains__ stub)
+                    continue
+                candidates += 1
+                value = np.array(list(pose_bone[name]), dtype=np.float64)
+                vector = _as_vector(name, value)
+                if np.linalg.norm(vector) <= self.threshold:
+                    continue
+                if _is_animated(obj, bone_name, name):
+                    animated.append(bone_name)
+                    continue
+                if name == "rq_swing" and not rq.swing_in_ellipse(
+                    value, *_swing_limits(pose_bone)
+                ):
+                    outside_limits.append(bone_name)  # the drivers pose the clamped swing
+                    continue
+                new = _from_vector(name, rq.reparameterize(vector))
+                changes.append((obj, pose_bone, name, new))
+        if not candidates:
+            self.report({'WARNING'}, "No selected bone is in RQ or swing/twist mode")
+            return {'CANCELLED'}
+        for obj, pose_bone, name, new in changes:
+            pose_bone[name] = new
+            obj.update_tag()  # drivers read ID properties set from Python only after this
+        notes = []
+        if animated:
+            notes.append(
+                f"left animated {', '.join(animated)} unchanged (use the continuity filter or "
+                "spline interpolation on keyed channels)"
+            )
+        if outside_limits:
+            notes.append(f"left {', '.join(outside_limits)} unchanged (swing beyond its limits)")
+        count = len(changes)
+        message = f"Reparameterized {count} bone{'s' * (count != 1)}"
+        self.report({'WARNING'} if notes else {'INFO'}, "; ".join([message, *notes]))
+        return {'FINISHED'} if changes else {'CANCELLED'}
+
+
+register, unregister = register_classes_factory((POSE_OT_rq_reparameterize,))
