@@ -3,7 +3,8 @@
 # Development entry point. Every command installs what it needs first (in .venvs/), so a
 # fresh clone on a fresh Debian 12 machine with Python 3.11 needs nothing else:
 #
-#   bash dev.sh demo        build the demo rig in real Blender and print what it shows
+#   bash dev.sh demo [DIR]  build the demo rig in real Blender, save DIR/demo.blend (default
+#                           demo_output/), draw the pictures and print the numbers behind them
 #   bash dev.sh test        run every test layer (core, Blender 4.2 and 5.0, packaging, static)
 #   bash dev.sh bench       run the benchmarks and write the table into README.md
 #   bash dev.sh zip         build the extension zip into dist/ with Blender's own tool
@@ -79,7 +80,11 @@ case "$command" in
   demo)
     ensure_python
     cd "$REPO"
-    "$(venv bpy-5.0)" tools/demo.py "$@"
+    output="${1:-$REPO/demo_output}"
+    blender_python="$(venv bpy-5.0)"
+    dev_python="$(venv dev)"
+    "$blender_python" tools/demo.py "$output"
+    "$dev_python" tools/demo_figures.py "$output"
     ;;
   bench)
     setup_all
