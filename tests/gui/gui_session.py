@@ -108,7 +108,8 @@ class GuiBlender:
         for sub in ("home", "user", "inbox", "outbox"):
             (self.work / sub).mkdir(parents=True)
         shutil.copy(self.zip_path, self.work / self.zip_path.name)
-        shutil.copy(pathlib.Path(__file__).with_name("blender_driver.py"), self.work)
+        for helper in ("blender_driver.py", "gui_scenes.py"):
+            shutil.copy(pathlib.Path(__file__).with_name(helper), self.work)
         setup = self.work / "setup.py"
         setup.write_text(SETUP_SCRIPT.format(module=ADDON_MODULE))
         installed = subprocess.run(

@@ -1,0 +1,176 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The bone panels: Bone Properties (active bone) and the 3D View sidebar (selected bones).
+
+Both draw the same controls for the active pose bone. The values are the bone's ID
+properties themselves (``pose_bone["rq_vector"]`` ...), so they key, drive and override like
+any Blender property; the mode menu runs ``pose.rq_set_mode`` (one undo step, converts
+animation) on the selected bones. The limit status and the shell warning are computed with
+the numpy core on each redraw (a handful of floats: cheap).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any
+
+import bpy
+import numpy as np
+
+from ..rq_blender import bone_modes, compat
+from ..rq_blender.overlay import settings as overlay_settings
+from ..rq_blender.registration import register_classes_factory
+from ..rq_rotation import clamp_swing_ellipse, scale_swing_into_ellipse, shell_distance
+
+MODE_LABELS = {
+    "RQ": "RQ (Rotation Vector)", "SWING_TWIST": "Swing/Twist", "QUATERNION": "Quaternion",
+    "AXIS_ANGLE": "Axis Angle", **{order: f"{order} Euler" for order in bone_modes.NATIVE_MODES
+                                   if len(order) == 3},
+}
+# The API stubs type icons as a Literal of every icon name.
+Icon = Any
+# A stored value within this of a limit is "on the limit" (RNA floats are 32-bit).
+ON_LIMIT = math.radians(0.01)
+# Warn when |v| is within this of a singular shell |v| = 2 pi k: the rotation velocity and
+# Euclidean interpolation of the vector distort like 1 / (distance to the shell).
+SHELL_WARNING = math.radians(20.0)
+
+
+def swing_status(swing: np.ndarray, limit: np.ndarray) -> tuple[Icon, str]:
+    """``(icon, text)`` saying where a swing lies against its ellipse limit [a, b]."""
+    a, b = float(limit[0]), float(limit[1])
+    closest = clamp_swing_ellipse(swing, a, b)
+    outside = float(np.linalg.norm(swing - closest))
+    if outside > ON_LIMIT:
+        # What evaluation poses (the radial scaling the drivers compute) vs what is stored.
+        posed = scale_swing_into_ellipse(swing, a, b) if a > 0 and b > 0 else closest
+        moved = float(np.linalg.norm(swing - posed))
+        return 'ERROR', f"Swing clamped by {math.degrees(moved):.1f}°"
+    # Inside: is it on the boundary? Shrink toward the centre and see whether it stays inside.
+    level = math.hypot(swing[0] / max(a, 1e-30), swing[1] / max(b, 1e-30))
+    if outside > 0.0 or level >= 1.0 - ON_LIMIT / max(min(a, b), ON_LIMIT):
+        return 'DECORATE_KEYFRAME', "Swing on the limit"
+    return 'CHECKMARK', f"Swing inside ({100.0 * level:.0f}% of the limit)"
+
+
+def twist_status(twist: float, limit: np.ndarray) -> tuple[Icon, str]:
+    """``(icon, text)`` saying where a twist lies against its range [min, max]."""
+    low, high = float(limit[0]), float(limit[1])
+    beyond = max(low - twist, twist - high, 0.0)
+    if beyond > ON_LIMIT:
+        return 'ERROR', f"Twist clamped by {math.degrees(beyond):.1f}°"
+    if min(abs(twist - low), abs(twist - high)) <= ON_LIMIT:
+        return 'DECORATE_KEYFRAME', "Twist on the limit"
+    return 'CHECKMARK', "Twist inside"
+
+
+def shell_warning(vector: np.ndarray) -> str | None:
+    """A warning when the rotation vector is near a singular shell, else None."""
+    length = float(np.linalg.norm(vector))
+    distance = float(shell_distance(vector))
+    if length <= math.pi or distance >= SHELL_WARNING:
+        return None
+    shell = 360.0 * max(1, round(length / (2.0 * math.pi)))
+    return f"|v| = {math.degrees(length):.0f}°, {math.degrees(distance):.1f}° from {shell:.0f}°"
+
+
+def draw_mode_menu(layout: bpy.types.UILayout, mode: str) -> None:
+    """The rotation-mode menu: runs ``pose.rq_set_mode`` on the selected bones."""
+    row = layout.row(align=True)
+    row.label(text="Mode")
+    row.operator_menu_enum("pose.rq_set_mode", "mode", text=MODE_LABELS.get(mode, mode))
+
+
+def draw_bone(layout: bpy.types.UILayout, pose_bone: bpy.types.PoseBone) -> None:
+    """Mode, parameters, limits with their status, and warnings for one pose bone."""
+    mode = bone_modes.current_mode(pose_bone)
+    draw_mode_menu(layout, mode)
+    if mode == "RQ":
+        layout.prop(pose_bone, '["rq_vector"]', text="Vector")
+        _draw_shell_warning(layout, np.asarray(pose_bone["rq_vector"], dtype=float))
+    elif mode == "SWING_TWIST":
+        column = layout.column()
+        column.prop(pose_bone, '["rq_swing"]', text="Swing X, Z")
+        column.prop(pose_bone, '["rq_twist"]', text="Twist Y")
+        swing = np.asarray(pose_bone["rq_swing"], dtype=float)
+        _draw_shell_warning(layout, np.array([swing[0], 0.0, swing[1]]))
+        box = layout.box()
+        box.label(text="Limits", icon='CON_ROTLIMIT')
+        box.prop(pose_bone, '["rq_swing_limit"]', text="Swing Ellipse")
+        box.prop(pose_bone, '["rq_twist_limit"]', text="Twist Range")
+        for icon, text in (
+            swing_status(swing, np.asarray(pose_bone["rq_swing_limit"], dtype=float)),
+            twist_status(float(pose_bone["rq_twist"]),
+                         np.asarray(pose_bone["rq_twist_limit"], dtype=float)),
+        ):
+            box.label(text=text, icon=icon)
+    else:
+        layout.label(text="Native mode: pick RQ or Swing/Twist above", icon='INFO')
+
+
+def _draw_shell_warning(layout: bpy.types.UILayout, vector: np.ndarray) -> None:
+    warning = shell_warning(vector)
+    if warning is not None:
+        box = layout.box()
+        box.alert = True
+        box.label(text="Near a singular shell", icon='ERROR')
+        box.label(text=warning)
+
+
+def active_pose_bone(context: bpy.types.Context) -> bpy.types.PoseBone:
+    """The active pose bone (the panels' poll guarantees there is one)."""
+    pose_bone = context.active_pose_bone
+    assert pose_bone is not None
+    return pose_bone
+
+
+class RQPoseBonePanel:
+    """Poll shared by the panels: an armature in Pose mode with an active pose bone."""
+
+    layout: bpy.types.UILayout  # set by Blender before draw()
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        obj = context.object
+        return (obj is not None and obj.type == 'ARMATURE' and obj.mode == 'POSE'
+                and context.active_pose_bone is not None)
+
+
+class BONE_PT_rq_rotation(RQPoseBonePanel, bpy.types.Panel):
+    """The active bone's RQ or swing/twist rotation, limits and status."""
+
+    bl_label = "RQ Rotation"
+    bl_space_type = 'PROPERTIES'
+    bl_region_type = 'WINDOW'
+    bl_context = "bone"
+    # Under the bone's Transform panel, next to the (driven) native rotation it replaces.
+    bl_parent_id = "BONE_PT_transform"
+
+    def draw(self, context: bpy.types.Context) -> None:
+        self.layout.use_property_split = True
+        self.layout.use_property_decorate = True
+        draw_bone(self.layout, active_pose_bone(context))
+
+
+class VIEW3D_PT_rq_rotation(RQPoseBonePanel, bpy.types.Panel):
+    """The same controls in the sidebar; the mode menu acts on every selected bone."""
+
+    bl_label = "RQ Rotation"
+    bl_space_type = 'VIEW_3D'
+    bl_region_type = 'UI'
+    bl_category = "Item"
+
+    def draw(self, context: bpy.types.Context) -> None:
+        layout = self.layout
+        layout.use_property_split = True
+        obj = context.object
+        assert obj is not None and obj.pose is not None  # poll
+        selected = [pb for pb in obj.pose.bones if compat.pose_bone_selected(pb)]
+        counts = Counter(bone_modes.current_mode(pb) for pb in selected)
+        summary = ", ".join(f"{n} {MODE_LABELS.get(m, m)}" for m, n in sorted(counts.items()))
+        layout.label(text=f"Selected: {summary or 'none'}", icon='BONE_DATA')
+        draw_bone(layout, active_pose_bone(context))
+        layout.prop(overlay_settings(context), "show_limits")
+
+
+register, unregister = register_classes_factory((BONE_PT_rq_rotation, VIEW3D_PT_rq_rotation))

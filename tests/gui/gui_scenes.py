@@ -1,0 +1,212 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Scenes and views for the GUI tests; imported by snippets inside the running Blender."""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import bpy
+from mathutils import Euler, Vector
+
+
+def area(area_type: str) -> Any:
+    """The first area of ``area_type`` in the main window's screen."""
+    window = bpy.context.window_manager.windows[0]
+    return next(a for a in window.screen.areas if a.type == area_type)
+
+
+def override(area_type: str | None = None, region_type: str = "WINDOW") -> Any:
+    """A ``context.temp_override`` for the main window (and an area and region of it)."""
+    window = bpy.context.window_manager.windows[0]
+    members: dict[str, Any] = {"window": window, "screen": window.screen}
+    if area_type is not None:
+        found = area(area_type)
+        members["area"] = found
+        members["region"] = next(r for r in found.regions if r.type == region_type)
+    return bpy.context.temp_override(**members)
+
+
+def window_box(item: Any) -> list[int]:
+    """``[x, y, width, height]`` of an area or region in X screen coordinates (y down).
+
+    Blender's window sits at the screen's origin (no window manager), and Blender counts
+    y upwards from the window's bottom.
+    """
+    window = bpy.context.window_manager.windows[0]
+    return [item.x, window.height - (item.y + item.height), item.width, item.height]
+
+
+# A three-bone chain: an RQ spine, and a swing/twist upper arm and forearm with limits.
+CHAIN = (
+    # name, head, tail, parent, mode
+    ("Spine", (0.0, 0.0, 0.0), (0.0, 0.0, 1.2), None, "RQ"),
+    ("UpperArm", (0.0, 0.0, 1.2), (0.0, 0.0, 2.4), "Spine", "SWING_TWIST"),
+    ("Forearm", (0.0, 0.0, 2.4), (0.0, 0.0, 3.4), "UpperArm", "SWING_TWIST"),
+)
+
+
+def _armature(name: str, bones: list[tuple[str, tuple, tuple, str | None]]) -> Any:
+    """A new armature object in Pose mode, made active, from ``(name, head, tail, parent)``."""
+    with override("VIEW_3D"):
+        if bpy.context.object is not None and bpy.context.object.mode != 'OBJECT':
+            bpy.ops.object.mode_set(mode='OBJECT')
+    data = bpy.data.armatures.new(name)
+    obj = bpy.data.objects.new(name, data)
+    bpy.context.scene.collection.objects.link(obj)
+    view_layer = bpy.context.view_layer
+    view_layer.objects.active = obj
+    for other in view_layer.objects:
+        other.select_set(other == obj)
+    with override("VIEW_3D"):
+        bpy.ops.object.mode_set(mode='EDIT')
+        for bone_name, head, tail, parent in bones:
+            edit_bone = data.edit_bones.new(bone_name)
+            edit_bone.head, edit_bone.tail = head, tail
+            if parent is not None:
+                edit_bone.parent = data.edit_bones[parent]
+                edit_bone.use_connect = True
+        bpy.ops.object.mode_set(mode='POSE')
+    return obj
+
+
+def select(obj: Any, names: list[str], active: str | None = None) -> None:
+    """Select exactly the named pose bones (and make ``active`` the active bone)."""
+    for pose_bone in obj.pose.bones:
+        selected = pose_bone.name in names
+        if bpy.app.version >= (5, 0, 0):
+            pose_bone.select = selected
+        else:
+            pose_bone.bone.select = selected
+    if active is not None:
+        obj.data.bones.active = obj.data.bones[active]
+
+
+def set_mode(obj: Any, names: list[str], mode: str) -> None:
+    """Switch bones with the add-on's own operator, as the panel's menu does."""
+    select(obj, names)
+    with override("VIEW_3D"):
+        result = bpy.ops.pose.rq_set_mode(mode=mode)
+    if result != {'FINISHED'}:
+        raise RuntimeError(f"pose.rq_set_mode({mode}) returned {result}")
+
+
+def build_chain() -> dict[str, Any]:
+    """The test rig ``Chain``: RQ and swing/twist bones, posed, limits set, in Pose mode."""
+    for startup_object in list(bpy.data.objects):
+        if startup_object.type == 'MESH':  # the default cube hides the rig
+            bpy.data.objects.remove(startup_object)
+    obj = _armature("Chain", [row[:4] for row in CHAIN])
+    for mode in ("RQ", "SWING_TWIST"):
+        set_mode(obj, [row[0] for row in CHAIN if row[4] == mode], mode)
+    bones = obj.pose.bones
+    bones["Spine"]["rq_vector"] = [0.35, 0.2, 0.6]
+    bones["UpperArm"]["rq_swing_limit"] = [math.radians(40), math.radians(70)]
+    bones["UpperArm"]["rq_twist_limit"] = [math.radians(-30), math.radians(45)]
+    bones["UpperArm"]["rq_swing"] = [math.radians(25), math.radians(-30)]
+    bones["UpperArm"]["rq_twist"] = math.radians(20)
+    bones["Forearm"]["rq_swing_limit"] = [math.radians(60), math.radians(10)]
+    bones["Forearm"]["rq_twist_limit"] = [math.radians(-20), math.radians(20)]
+    bones["Forearm"]["rq_swing"] = [math.radians(75), 0.0]
+    bones["Forearm"]["rq_twist"] = math.radians(-20)
+    obj.update_tag()
+    select(obj, ["UpperArm"], active="UpperArm")
+    frame_view(Vector((0.0, 0.0, 1.7)), 5.5)
+    return {"bones": [pb.name for pb in bones]}
+
+
+def build_crowd(count: int = 50) -> None:
+    """``count`` swing/twist bones in a grid (the overlay's timing scene)."""
+    side = math.ceil(math.sqrt(count))
+    layout = [(f"B{i:02d}", (1.2 * (i % side), 1.2 * (i // side), 0.0),
+               (1.2 * (i % side), 1.2 * (i // side), 1.0), None) for i in range(count)]
+    obj = _armature("Crowd", layout)
+    set_mode(obj, [row[0] for row in layout], "SWING_TWIST")
+    for i, pose_bone in enumerate(obj.pose.bones):
+        pose_bone["rq_swing_limit"] = [0.4 + 0.01 * i, 0.8]
+        pose_bone["rq_twist_limit"] = [-0.5, 0.5 + 0.01 * i]
+        pose_bone["rq_swing"] = [0.2, 0.1 * (i % 5)]
+    obj.update_tag()
+    centre = 0.6 * (side - 1)
+    frame_view(Vector((centre, centre, 0.5)), 2.2 * side)
+
+
+def restore_chain() -> None:
+    """Remove the crowd and go back to the chain, in Pose mode."""
+    with override("VIEW_3D"):
+        bpy.ops.object.mode_set(mode='OBJECT')
+    bpy.data.objects.remove(bpy.data.objects["Crowd"])
+    obj = bpy.data.objects["Chain"]
+    obj.hide_set(False)
+    bpy.context.view_layer.objects.active = obj
+    obj.select_set(True)
+    with override("VIEW_3D"):
+        bpy.ops.object.mode_set(mode='POSE')
+    frame_view(Vector((0.0, 0.0, 1.7)), 5.5)
+
+
+def frame_view(centre: Vector, distance: float) -> None:
+    """Point the 3D View at ``centre`` from the front-right, above."""
+    space = area("VIEW_3D").spaces.active
+    view = space.region_3d
+    view.view_perspective = 'PERSP'
+    view.view_location = centre
+    view.view_distance = distance
+    view.view_rotation = Euler((math.radians(75), 0.0, math.radians(35))).to_quaternion()
+    space.overlay.show_floor = True
+
+
+def area_boxes() -> dict[str, list[int]]:
+    """``window_box`` of every area, by type."""
+    window = bpy.context.window_manager.windows[0]
+    return {a.type: window_box(a) for a in window.screen.areas}
+
+
+def show_bone_tab() -> list[int]:
+    """Switch the Properties editor to the Bone tab; returns its box on screen."""
+    properties = area("PROPERTIES")
+    properties.spaces.active.context = 'BONE'
+    return window_box(properties)
+
+
+def show_sidebar() -> list[int]:
+    """Open the 3D View's sidebar; returns the sidebar region's box on screen."""
+    view = area("VIEW_3D")
+    view.spaces.active.show_region_ui = True
+    redraw()
+    return window_box(next(r for r in view.regions if r.type == 'UI'))
+
+
+def redraw() -> None:
+    """Draw and swap the whole window now (before a screenshot)."""
+    with override("VIEW_3D"):
+        bpy.ops.wm.redraw_timer(type='DRAW_WIN_SWAP', iterations=2)
+
+
+def panel_state(panel_name: str, area_type: str) -> dict[str, Any]:
+    """Whether a panel class is registered and its poll passes in the given area's context."""
+    panel = getattr(bpy.types, panel_name, None)
+    if panel is None:
+        return {"registered": False}
+    view = area(area_type)
+    region_type = panel.bl_region_type
+    region = next(r for r in view.regions if r.type == region_type)
+    with bpy.context.temp_override(window=bpy.context.window_manager.windows[0], area=view,
+                                   region=region):
+        polled = bool(panel.poll(bpy.context)) if hasattr(panel, "poll") else True
+    return {
+        "registered": bool(panel.is_registered), "poll": polled,
+        "space": view.type, "region": region_type, "region_width": region.width,
+        "bone_tab": view.spaces.active.context if view.type == 'PROPERTIES' else None,
+        "sidebar_open": view.spaces.active.show_region_ui if view.type == 'VIEW_3D' else None,
+    }
+
+
+def time_viewport(iterations: int) -> float:
+    """Seconds per redraw of the 3D View's main region (``wm.redraw_timer`` DRAW)."""
+    with override("VIEW_3D"):
+        bpy.ops.wm.redraw_timer(type='DRAW', iterations=2)  # warm up
+        start = time.perf_counter()
+        bpy.ops.wm.redraw_timer(type='DRAW', iterations=iterations)
+        return (time.perf_counter() - start) / iterations
