@@ -71,15 +71,18 @@ def rq_rig(keys: dict[str, Sequence[tuple[float, Sequence[float]]]], chain: bool
     return obj
 
 
-def shell_keys(axis: Sequence[float] = (0.3, -0.5, 0.8)) -> list[tuple[float, np.ndarray]]:
+def shell_keys(
+    axis: Sequence[float] = (0.3, -0.5, 0.8), turning_axis: bool = True
+) -> list[tuple[float, np.ndarray]]:
     """Keys along one axis that approach, sit on and cross the 2*pi shell, then spin several
-    revolutions (more than one revolution between two keys at the end), at whole and sub-frames."""
+    revolutions (more than one revolution between two keys at the end), at whole and sub-frames;
+    with ``turning_axis`` one more key near the shell about another axis."""
     unit = np.asarray(axis, dtype=np.float64) / np.linalg.norm(axis)
     angles = [0.2, 5.9, TWO_PI, 6.6, 9.0, 4.0 * math.pi, 14.0, 14.0 + 1.4 * TWO_PI]
     frames = [1.0, 4.0, 7.5, 9.0, 12.0, 15.0, 18.25, 23.0]
     keys = [(f, a * unit) for f, a in zip(frames, angles, strict=True)]
-    # A changing axis near the shell too.
-    keys.insert(3, (8.0, TWO_PI * np.array([0.0, 1.0, 0.0]) + np.array([0.2, 0.0, 0.1])))
+    if turning_axis:
+        keys.insert(3, (8.0, TWO_PI * np.array([0.0, 1.0, 0.0]) + np.array([0.2, 0.0, 0.1])))
     return keys
 
 
