@@ -86,7 +86,7 @@ class POSE_OT_rq_reparameterize(bpy.types.Operator):
         for obj, bone_name in parameter_curves.selected_pose_bones(context):
             pose_bone = parameter_curves.pose_bone(obj, bone_name)
             for name in VECTOR_PARAMETERS:
-                if name not in pose_bone.keys():  # noqa: SIM118 (PoseBone has no __contains__ stub)
+                if pose_bone.get(name) is None:  # type: ignore[func-returns-value]
                     continue
                 candidates += 1
                 value = np.array(list(pose_bone[name]), dtype=np.float64)
