@@ -210,3 +210,34 @@ def time_viewport(iterations: int) -> float:
         start = time.perf_counter()
         bpy.ops.wm.redraw_timer(type='DRAW', iterations=iterations)
         return (time.perf_counter() - start) / iterations
+
+
+def bone_state(name: str) -> dict[str, Any]:
+    """A Chain bone's parameters, pose matrix, and the rotation its parameters stand for."""
+    from bl_ext.user_default.rq_rotations import rq_rotation as rq
+
+    pose_bone = bpy.data.objects["Chain"].pose.bones[name]
+    state: dict[str, Any] = {
+        name: (float(pose_bone[name]) if isinstance(pose_bone[name], float)
+               else list(pose_bone[name]))
+        for name in ("rq_vector", "rq_swing", "rq_twist", "rq_swing_limit", "rq_twist_limit")
+        if name in pose_bone
+    }
+    state["matrix"] = [list(row) for row in pose_bone.matrix.to_3x3()]
+    state["basis"] = list(pose_bone.matrix_basis.to_quaternion())
+    if "rq_vector" in state:
+        state["parameter_quat"] = list(rq.rq_to_quat(state["rq_vector"]))
+    else:
+        state["parameter_quat"] = list(rq.swing_twist_to_quat(state["rq_swing"],
+                                                               state["rq_twist"]))
+    return state
+
+
+def rotating() -> dict[str, Any] | None:
+    """The state of a running ``pose.rq_rotate`` (None when none runs): tests wait on it."""
+    window = bpy.context.window_manager.windows[0]
+    for operator in window.modal_operators:
+        if operator.bl_idname in {"POSE_OT_rq_rotate", "pose.rq_rotate"}:
+            return {"mode": operator.mode, "axis": operator.axis, "typed": operator.typed,
+                    "mouse": list(operator.mouse)}
+    return None

@@ -7,7 +7,9 @@ Screenshots go to build/gui/ (artifacts); the best are copied to docs/screenshot
 from __future__ import annotations
 
 import re
+import time
 
+import numpy as np
 import pytest
 
 ADDON = "bl_ext.user_default.rq_rotations"
@@ -32,13 +34,30 @@ def test_blender_window_runs_with_the_extension_enabled(gui):
     assert_no_python_error(gui, 0)
 
 
-def drag(gui, start: tuple[int, int], end: tuple[int, int]) -> None:
-    """Drag with the left mouse button, in steps, as a hand would."""
+def wait_for_change(gui, expression: str, previous, timeout: float = 20.0):
+    """Poll ``expression`` in Blender until its value differs from ``previous``: input
+    events are handled in Blender's own time (slowly under software GL), so every step of a
+    test waits for its effect instead of sleeping."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = gui.run(f"result = {expression}")
+        if value != previous:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{expression} stayed {previous!r} for {timeout} s")
+        time.sleep(0.05)
+
+
+def drag_edge(gui, area: str, start: tuple[int, int], end: tuple[int, int]) -> None:
+    """Drag an area edge with the left mouse button, in steps as a hand would, until the
+    area's box changes (Blender may be slow to see the first events)."""
     (x0, y0), (x1, y1) = start, end
     steps = [f"{x0 + (x1 - x0) * i // 4} {y0 + (y1 - y0) * i // 4}" for i in range(1, 5)]
-    moves = [arg for step in steps for arg in ("mousemove", *step.split(), "sleep", "0.1")]
-    gui.xdotool("mousemove", str(x0), str(y0), "sleep", "0.3", "mousedown", "1", "sleep", "0.1",
-                *moves, "mouseup", "1", "sleep", "0.3")
+    moves = [arg for step in steps for arg in ("mousemove", *step.split(), "sleep", "0.2")]
+    before = gui.run("result = gui_scenes.area_boxes()")[area]
+    gui.xdotool("mousemove", str(x0), str(y0), "sleep", "0.5", "mousedown", "1", "sleep", "0.3",
+                *moves, "sleep", "0.3", "mouseup", "1")
+    wait_for_change(gui, f"gui_scenes.area_boxes()[{area!r}]", before)
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +67,8 @@ def chain(gui):
     rig = gui.run("result = gui_scenes.build_chain()")
     boxes = gui.run("result = gui_scenes.area_boxes()")
     x, y, _, _ = boxes["PROPERTIES"]
-    drag(gui, (x - 1, y + 300), (x - 200, y + 300))  # the edge with the 3D View
-    drag(gui, (x + 100, y - 1), (x + 100, 130))  # the edge with the Outliner
+    drag_edge(gui, "PROPERTIES", (x - 1, y + 300), (x - 200, y + 300))  # with the 3D View
+    drag_edge(gui, "PROPERTIES", (x + 100, y - 1), (x + 100, 130))  # with the Outliner
     boxes = gui.run("result = gui_scenes.area_boxes()")
     assert boxes["PROPERTIES"][2] > 450 and boxes["PROPERTIES"][3] > 800, boxes
     return rig
@@ -129,4 +148,146 @@ def test_overlay_costs_at_most_a_fifth_of_the_frame_with_50_bones(gui, chain):
           f" per frame, ratio {ratio:.3f}; {shot}")
     gui.run("gui_scenes.restore_chain()")
     assert ratio <= 1.2, timing
+    assert_no_python_error(gui, since)
+
+
+# -- keymap and interactive posing ---------------------------------------------------------
+
+KEYMAP_ITEMS = (
+    "km = bpy.context.window_manager.keyconfigs.addon.keymaps.get('Pose')\n"
+    "items = [(k.idname, k.type, k.value) for k in km.keymap_items] if km else []\n"
+)
+
+
+def test_keymap_entry_exists_while_enabled_and_goes_with_disable(gui, chain):
+    assert gui.run(KEYMAP_ITEMS + "result = items") == [["pose.rq_rotate", "R", "PRESS"]]
+    after_disable = gui.run(
+        f"import addon_utils\naddon_utils.disable({ADDON!r}, default_set=True)\n"
+        + KEYMAP_ITEMS + "result = [items, hasattr(bpy.types, 'POSE_OT_rq_rotate')]"
+    )
+    assert after_disable == [[], False]
+    after_enable = gui.run(
+        f"import addon_utils\naddon_utils.enable({ADDON!r}, default_set=True)\n"
+        + KEYMAP_ITEMS + "result = items"
+    )
+    assert after_enable == [["pose.rq_rotate", "R", "PRESS"]]
+
+
+ROTATING = "gui_scenes.rotating()"
+
+
+def start_rotating(gui, bone: str, offset=(3, 3)) -> tuple[int, int]:
+    """Select ``bone``, point into the 3D View and press R; returns the mouse position."""
+    box = gui.run(
+        "obj = bpy.data.objects['Chain']\n"
+        f"gui_scenes.select(obj, [{bone!r}], active={bone!r})\n"
+        "gui_scenes.redraw()\n"
+        "result = gui_scenes.window_box(gui_scenes.area('VIEW_3D'))\n"
+    )
+    x, y = box[0] + box[2] // offset[0], box[1] + box[3] // offset[1]
+    gui.xdotool("mousemove", str(x), str(y), "sleep", "0.2", "key", "r")
+    wait_for_change(gui, ROTATING, None)
+    return x, y
+
+
+def pose_with_keys(gui, bone: str, *keys: str, move=(40, -25)) -> tuple[dict, dict]:
+    """Select ``bone``, press R over the 3D View, move the mouse, then press ``keys`` (xdotool
+    key names; a digit string is typed), each after the previous one took effect; returns
+    the bone's state before and after."""
+    before = gui.run(f"result = gui_scenes.bone_state({bone!r})")
+    x, y = start_rotating(gui, bone)
+    state = gui.run(f"result = {ROTATING}")
+    gui.xdotool("mousemove", str(x + move[0]), str(y + move[1]))
+    state = wait_for_change(gui, ROTATING, state)
+    for key in [k for group in keys for k in (group if group.isdigit() else [group])]:
+        gui.xdotool("key", key)
+        state = wait_for_change(gui, ROTATING, state)
+    assert state is None, f"the rotation still runs: {state}"
+    gui.run("gui_scenes.redraw()")
+    return before, gui.run(f"result = gui_scenes.bone_state({bone!r})")
+
+
+def rotation_x(degrees: float) -> np.ndarray:
+    c, s = np.cos(np.radians(degrees)), np.sin(np.radians(degrees))
+    return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
+
+
+def same_rotation(q1, q2, tolerance=1e-5) -> bool:
+    """Quaternions equal up to sign."""
+    return abs(abs(float(np.dot(q1, q2))) - 1.0) < tolerance
+
+
+def test_r_x_typed_angle_enter_rotates_an_rq_bone(gui, chain):
+    since = len(gui.log_text())
+    before, after = pose_with_keys(gui, "Spine", "x", "30", "Return")
+    # The root bone's pose matrix is its world orientation: turned 30 degrees about world X.
+    expected = rotation_x(30.0) @ np.array(before["matrix"])
+    np.testing.assert_allclose(after["matrix"], expected, atol=1e-5)
+    # The parameters were written, and the driven pose is what they say.
+    assert same_rotation(after["parameter_quat"], after["basis"])
+    assert np.linalg.norm(np.subtract(after["rq_vector"], before["rq_vector"])) < 1.0
+    assert_no_python_error(gui, since)
+
+
+def test_rotation_past_pi_keeps_the_closest_vector_instead_of_flipping(gui, chain):
+    gui.run("pb = bpy.data.objects['Chain'].pose.bones['Spine']\n"
+            "pb['rq_vector'] = [0.0, 0.0, 3.0]\npb.id_data.update_tag()")
+    # Z twice: the bone's own (local) Z axis; 20 degrees more takes |v| past pi.
+    _, after = pose_with_keys(gui, "Spine", "z", "z", "20", "Return")
+    np.testing.assert_allclose(after["rq_vector"], [0.0, 0.0, 3.0 + np.radians(20.0)],
+                               atol=1e-5)
+    assert same_rotation(after["parameter_quat"], after["basis"])
+
+
+def test_cancel_restores_the_parameters_exactly(gui, chain):
+    before, after = pose_with_keys(gui, "Spine", "45", "Escape", move=(80, 60))
+    assert after["rq_vector"] == before["rq_vector"]
+    assert after["matrix"] == before["matrix"]
+
+
+def test_mouse_drag_writes_parameters_while_dragging(gui, chain):
+    start = gui.run("result = gui_scenes.bone_state('Spine')")
+    x, y = start_rotating(gui, "Spine", offset=(4, 4))
+    state = gui.run(f"result = {ROTATING}")
+    gui.xdotool("mousemove", str(x + 60), str(y - 40))
+    state = wait_for_change(gui, ROTATING, state)
+    during = gui.run("result = gui_scenes.bone_state('Spine')")
+    gui.screenshot("posing-drag")
+    gui.xdotool("key", "r")  # RR: trackball
+    state = wait_for_change(gui, ROTATING, state)
+    assert state["mode"] == "TRACKBALL"
+    gui.xdotool("mousemove", str(x + 120), str(y))
+    state = wait_for_change(gui, ROTATING, state)
+    trackball = gui.run("result = gui_scenes.bone_state('Spine')")
+    gui.xdotool("key", "Return")
+    wait_for_change(gui, ROTATING, state)
+    end = gui.run("result = gui_scenes.bone_state('Spine')")
+    # Written while the rotation runs, before confirming, and the driven pose follows.
+    assert during["rq_vector"] != start["rq_vector"]
+    assert same_rotation(during["parameter_quat"], during["basis"])
+    assert trackball["rq_vector"] != during["rq_vector"]
+    assert end["rq_vector"] == trackball["rq_vector"]
+
+
+def test_swing_twist_bone_stops_at_its_limits_and_auto_keys(gui, chain):
+    since = len(gui.log_text())
+    gui.run("pb = bpy.data.objects['Chain'].pose.bones['UpperArm']\n"
+            "pb['rq_swing'] = [0.0, 0.0]\npb['rq_twist'] = 0.0\npb.id_data.update_tag()\n"
+            "bpy.context.scene.tool_settings.use_keyframe_insert_auto = True")
+    try:
+        # 90 degrees about the bone's own X: a pure swing, past the ellipse's a = 40 degrees.
+        _, after = pose_with_keys(gui, "UpperArm", "x", "x", "90", "Return")
+    finally:
+        gui.run("bpy.context.scene.tool_settings.use_keyframe_insert_auto = False")
+    np.testing.assert_allclose(after["rq_swing"], [np.radians(40.0), 0.0], atol=1e-6)
+    assert after["rq_twist"] == pytest.approx(0.0, abs=1e-6)
+    assert same_rotation(after["parameter_quat"], after["basis"])
+    keyed = gui.run(
+        "action = bpy.data.objects['Chain'].animation_data.action\n"
+        "result = sorted({(c.data_path, c.array_index) for c in action.fcurves\n"
+        "                 if 'UpperArm' in c.data_path})"
+    )
+    assert keyed == [['pose.bones["UpperArm"]["rq_swing"]', 0],
+                     ['pose.bones["UpperArm"]["rq_swing"]', 1],
+                     ['pose.bones["UpperArm"]["rq_twist"]', 0]]
     assert_no_python_error(gui, since)

@@ -1,0 +1,331 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""``pose.rq_rotate``: interactive rotation (R, RR trackball) of RQ and swing/twist bones.
+
+The rotation of a bone in an add-on mode is driven, so Blender's own ``transform.rotate``
+cannot change it (the driver overwrites the channel). This operator takes R in the Pose
+keymap only when a selected bone is in an add-on mode (its poll fails otherwise and Blender's
+own R runs), and behaves like Blender's rotate: the mouse turns the selection about the view
+axis around the bones' median point (each bone about its own joint), R again switches to
+trackball, X/Y/Z constrain to the global axis and again to each bone's local axis, typed
+numbers set the angle in degrees (- negates, Backspace deletes), LMB/Enter/Space confirm,
+RMB/Esc cancel, auto-keying keys the changed channels. Every mouse move writes the bones'
+parameters (ID properties), so the panels, drivers and viewport follow continuously:
+
+- RQ bones get the rotation vector closest to the previously written one
+  (`quat_to_rq` with ``near``): no flip, extra turns kept, across the 2 pi shells;
+- swing/twist bones get the closest pair (`quat_to_swing_twist` with ``near``), then the
+  true closest point of the swing ellipse (`clamp_swing_ellipse`) and the twist clamped to its
+  range, so stored values respect the limits and the bone stops at them;
+- selected bones in native modes rotate along (their ``matrix_basis``).
+
+The whole drag is one undo step.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import bpy
+import numpy as np
+from bpy_extras import view3d_utils
+from mathutils import Matrix, Quaternion, Vector
+
+from ..rq_blender import bone_modes
+from ..rq_blender.registration import register_classes_factory
+from ..rq_rotation import (
+    clamp_swing_ellipse,
+    clamp_twist,
+    quat_to_rq,
+    quat_to_swing_twist,
+)
+
+TRACKBALL_RADIANS_PER_PIXEL = 0.01
+AXES = {"X": Vector((1.0, 0.0, 0.0)), "Y": Vector((0.0, 1.0, 0.0)), "Z": Vector((0.0, 0.0, 1.0))}
+NUMERIC_KEYS = {
+    **{name: str(i) for i, name in enumerate(
+        ("ZERO", "ONE", "TWO", "THREE", "FOUR", "FIVE", "SIX", "SEVEN", "EIGHT", "NINE"))},
+    **{f"NUMPAD_{i}": str(i) for i in range(10)},
+    "PERIOD": ".", "NUMPAD_PERIOD": ".",
+}
+CONFIRM = {"LEFTMOUSE", "RET", "NUMPAD_ENTER", "SPACE"}
+CANCEL = {"RIGHTMOUSE", "ESC"}
+
+
+@dataclass
+class BoneState:
+    """One selected bone: what it was when the drag began, and what was last written."""
+
+    obj_name: str
+    name: str
+    mode: str
+    joint: Quaternion  # world rotation of the bone's posed frame at the start
+    basis: Quaternion  # the bone's local rotation at the start
+    start: dict[str, Any] = field(default_factory=dict)  # parameters (or matrix_basis)
+    last: dict[str, Any] = field(default_factory=dict)  # parameters last written
+
+
+def _parameters(pose_bone: bpy.types.PoseBone, mode: str) -> dict[str, Any]:
+    """The stored parameters of an add-on-mode bone, as plain floats / lists."""
+    stored: Any = pose_bone
+    return {name: (float(stored[name]) if size == 1 else [float(x) for x in stored[name]])
+            for name, size in bone_modes.PARAMETERS[mode]}
+
+
+def _write(pose_bone: bpy.types.PoseBone, values: dict[str, Any]) -> None:
+    stored: Any = pose_bone
+    for name, value in values.items():
+        stored[name] = value
+
+
+def _lookup(state: BoneState) -> tuple[bpy.types.Object, bpy.types.PoseBone]:
+    """The bone's object and pose bone, looked up by name (never kept across events)."""
+    obj = bpy.data.objects[state.obj_name]
+    assert obj.pose is not None
+    return obj, obj.pose.bones[state.name]
+
+
+def addon_bones(context: bpy.types.Context) -> list[bpy.types.PoseBone]:
+    """Selected pose bones in an add-on mode."""
+    return [pb for pb in (context.selected_pose_bones or ())
+            if bone_modes.current_mode(pb) in bone_modes.ADDON_MODES]
+
+
+class POSE_OT_rq_rotate(bpy.types.Operator):
+    """Rotate the selected bones, writing RQ and swing/twist parameters (closest equivalent,
+    limits respected). R again: trackball; X/Y/Z: axis (twice: local); type an angle"""
+
+    bl_idname = "pose.rq_rotate"
+    bl_label = "Rotate (RQ)"
+    bl_options = {'REGISTER', 'UNDO', 'BLOCKING', 'GRAB_CURSOR'}
+
+    @classmethod
+    def poll(cls, context: bpy.types.Context) -> bool:
+        if context.mode != 'POSE' or context.area is None or context.area.type != 'VIEW_3D':
+            cls.poll_message_set("Needs Pose mode in a 3D View")
+            return False
+        if not addon_bones(context):
+            cls.poll_message_set("No selected bone is in RQ or Swing/Twist mode")
+            return False
+        return True
+
+    # -- set-up -----------------------------------------------------------------------------
+
+    def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> set[Any]:
+        region, view = context.region, context.region_data
+        if region is None or view is None:
+            return {'CANCELLED'}
+        self.bones: list[BoneState] = []
+        heads = []
+        for pose_bone in context.selected_pose_bones or ():
+            obj = cast(bpy.types.Object, pose_bone.id_data)
+            mode = bone_modes.current_mode(pose_bone)
+            start = (_parameters(pose_bone, mode) if mode in bone_modes.ADDON_MODES
+                     else {"matrix_basis": pose_bone.matrix_basis.copy()})
+            world = obj.matrix_world @ pose_bone.matrix
+            self.bones.append(BoneState(
+                obj.name, pose_bone.name, mode, world.to_quaternion(),
+                pose_bone.matrix_basis.to_quaternion(), start, dict(start)))
+            heads.append(world.translation)
+        centre = sum(heads, Vector()) / len(heads)
+        pivot = view3d_utils.location_3d_to_region_2d(region, view, centre)
+        self.pivot = Vector((region.width / 2, region.height / 2)) if pivot is None else pivot
+        self.view_rotation = view.view_rotation.copy()
+        self.mouse = self.start_mouse = Vector((event.mouse_region_x, event.mouse_region_y))
+        self.angle = 0.0  # accumulated mouse angle about the pivot, counter-clockwise
+        self.trackball = Vector((0.0, 0.0))
+        self.mode = "VIEW"  # or "TRACKBALL", "GLOBAL", "LOCAL"
+        self.axis = "Z"
+        self.typed = ""
+        self.limited = False
+        cast(Any, context.window_manager).modal_handler_add(self)
+        self._update(context)
+        return {'RUNNING_MODAL'}
+
+    # -- events ----------------------------------------------------------------------------
+
+    def modal(self, context: bpy.types.Context, event: bpy.types.Event) -> set[Any]:
+        kind, pressed = event.type, event.value == 'PRESS'
+        if kind == 'MOUSEMOVE':
+            self._mouse_moved(Vector((event.mouse_region_x, event.mouse_region_y)))
+        elif pressed and kind in CONFIRM:
+            return self._finish(context, confirm=True)
+        elif pressed and kind in CANCEL:
+            return self._finish(context, confirm=False)
+        elif pressed and kind == 'R' and self.mode in {"VIEW", "TRACKBALL"}:
+            self.mode = "TRACKBALL" if self.mode == "VIEW" else "VIEW"
+        elif pressed and kind in AXES:
+            self._constrain(kind)
+        elif pressed and kind in NUMERIC_KEYS:
+            self.typed += NUMERIC_KEYS[kind]
+        elif pressed and kind in {'MINUS', 'NUMPAD_MINUS'}:
+            self.typed = self.typed[1:] if self.typed.startswith("-") else "-" + self.typed
+        elif pressed and kind == 'BACK_SPACE':
+            self.typed = self.typed[:-1]
+        else:
+            return {'RUNNING_MODAL'}
+        self._update(context)
+        return {'RUNNING_MODAL'}
+
+    def _mouse_moved(self, mouse: Vector) -> None:
+        before, after = self.mouse - self.pivot, mouse - self.pivot
+        if before.length > 1e-3 and after.length > 1e-3:
+            turn = math.atan2(after.y, after.x) - math.atan2(before.y, before.x)
+            self.angle += (turn + math.pi) % (2.0 * math.pi) - math.pi
+        self.trackball += mouse - self.mouse
+        self.mouse = mouse
+
+    def _constrain(self, axis: str) -> None:
+        """X/Y/Z: global axis, the same key again: local axis, a third time: free."""
+        if self.mode in {"VIEW", "TRACKBALL"} or axis != self.axis:
+            self.mode, self.axis = "GLOBAL", axis
+        elif self.mode == "GLOBAL":
+            self.mode = "LOCAL"
+        else:
+            self.mode = "VIEW"
+
+    # -- the rotation ----------------------------------------------------------------------
+
+    def _typed_angle(self) -> float | None:
+        try:
+            return math.radians(float(self.typed)) if self.typed.strip("-") else None
+        except ValueError:
+            return None
+
+    def _trackball_angles(self) -> tuple[float, float]:
+        """Turns about the view's up and right axes from the mouse's travel."""
+        return (self.trackball.x * TRACKBALL_RADIANS_PER_PIXEL,
+                self.trackball.y * TRACKBALL_RADIANS_PER_PIXEL)
+
+    def _world_delta(self, state: BoneState) -> Quaternion:
+        """The world-space rotation to apply to one bone."""
+        typed = self._typed_angle()
+        into_screen = self.view_rotation @ Vector((0.0, 0.0, -1.0))
+        if self.mode == "TRACKBALL" and typed is None:
+            right = self.view_rotation @ Vector((1.0, 0.0, 0.0))
+            up = self.view_rotation @ Vector((0.0, 1.0, 0.0))
+            dx, dy = self._trackball_angles()
+            return Quaternion(up, dx) @ Quaternion(right, -dy)
+        if self.mode in {"GLOBAL", "LOCAL"}:
+            axis = AXES[self.axis].copy()
+            if self.mode == "LOCAL":
+                axis = state.joint @ axis
+            if typed is not None:
+                return Quaternion(axis, typed)
+            # The mouse turns the bone the way it turns on screen, whichever way the axis points.
+            sign = -1.0 if axis.dot(into_screen) > 0.0 else 1.0
+            return Quaternion(axis, sign * self.angle)
+        # About the view axis: a positive typed angle turns clockwise on screen, as in Blender.
+        return Quaternion(into_screen, typed if typed is not None else -self.angle)
+
+    def _update(self, context: bpy.types.Context) -> None:
+        self.limited = False
+        for state in self.bones:
+            obj, pose_bone = _lookup(state)
+            delta = state.joint.inverted() @ self._world_delta(state) @ state.joint
+            rotation = state.basis @ delta
+            if state.mode == "RQ":
+                state.last = {"rq_vector": self._rq(rotation, state)}
+            elif state.mode == "SWING_TWIST":
+                state.last = self._swing_twist(rotation, state, pose_bone)
+            else:
+                location, _, scale = state.start["matrix_basis"].decompose()
+                pose_bone.matrix_basis = Matrix.LocRotScale(location, rotation, scale)
+                continue
+            _write(pose_bone, state.last)
+            obj.update_tag()
+        self._header(context)
+
+    @staticmethod
+    def _rq(rotation: Quaternion, state: BoneState) -> list[float]:
+        near = np.array(state.last["rq_vector"])
+        return [float(x) for x in quat_to_rq(np.array(rotation), near=near)]
+
+    def _swing_twist(self, rotation: Quaternion, state: BoneState,
+                     pose_bone: bpy.types.PoseBone) -> dict[str, Any]:
+        near = (np.array(state.last["rq_swing"]), state.last["rq_twist"])
+        swing, twist = quat_to_swing_twist(np.array(rotation), near=near)
+        stored: Any = pose_bone
+        a, b = (float(x) for x in stored["rq_swing_limit"])
+        low, high = (float(x) for x in stored["rq_twist_limit"])
+        limited_swing = clamp_swing_ellipse(swing, a, b)
+        limited_twist = float(clamp_twist(float(twist), low, high))
+        self.limited |= bool(np.any(limited_swing != swing)) or limited_twist != float(twist)
+        return {"rq_swing": [float(x) for x in limited_swing], "rq_twist": limited_twist}
+
+    def _header(self, context: bpy.types.Context) -> None:
+        typed = self._typed_angle()
+        if self.typed:
+            angle = f"[{self.typed}|]°"
+        elif self.mode == "TRACKBALL":
+            dx, dy = self._trackball_angles()
+            angle = f"{math.degrees(dx):.2f}°, {math.degrees(-dy):.2f}°"
+        else:
+            angle = f"{math.degrees(-self.angle if typed is None else typed):.2f}°"
+        along = {"VIEW": "", "TRACKBALL": " (trackball)", "GLOBAL": f" along global {self.axis}",
+                 "LOCAL": f" along local {self.axis}"}[self.mode]
+        limit = "  at the joint limits" if self.limited else ""
+        area = context.area
+        if area is not None:
+            area.header_text_set(f"Rotation: {angle}{along}{limit}")
+
+    # -- the end ---------------------------------------------------------------------------
+
+    def _finish(self, context: bpy.types.Context, confirm: bool) -> set[Any]:
+        area = context.area
+        if area is not None:
+            area.header_text_set(None)
+        scene = context.scene
+        auto_key = confirm and scene is not None and scene.tool_settings.use_keyframe_insert_auto
+        for state in self.bones:
+            obj, pose_bone = _lookup(state)
+            if not confirm:
+                if state.mode in bone_modes.ADDON_MODES:
+                    _write(pose_bone, state.start)
+                else:
+                    pose_bone.matrix_basis = state.start["matrix_basis"]
+            elif auto_key:
+                self._key(pose_bone, state)
+            obj.update_tag()
+        if not confirm:
+            return {'CANCELLED'}
+        count = len(self.bones)
+        self.report({'INFO'}, f"Rotated {count} bone{'s' * (count != 1)}"
+                    + (" (stopped at joint limits)" if self.limited else ""))
+        return {'FINISHED'}
+
+    @staticmethod
+    def _key(pose_bone: bpy.types.PoseBone, state: BoneState) -> None:
+        """Auto-keying: key the channels this drag changed."""
+        if state.mode in bone_modes.ADDON_MODES:
+            paths = [f'["{name}"]' for name, _ in bone_modes.PARAMETERS[state.mode]]
+        else:
+            paths = ["rotation_quaternion" if state.mode == 'QUATERNION' else
+                     "rotation_axis_angle" if state.mode == 'AXIS_ANGLE' else "rotation_euler"]
+        for path in paths:
+            pose_bone.keyframe_insert(path, group=pose_bone.name)
+
+
+_keymap_items: list[tuple[Any, Any]] = []
+_register_classes, _unregister_classes = register_classes_factory((POSE_OT_rq_rotate,))
+
+
+def register() -> None:
+    _register_classes()
+    window_manager = bpy.context.window_manager
+    keyconfig = window_manager.keyconfigs.addon if window_manager is not None else None
+    if keyconfig is None:  # background Blender has no add-on keyconfig
+        return
+    keymap = keyconfig.keymaps.new(name="Pose", space_type='EMPTY')
+    # Ahead of Blender's own R in the Pose keymap; its poll lets R fall through to
+    # transform.rotate when no selected bone is in an add-on mode.
+    _keymap_items.append((keymap, keymap.keymap_items.new(POSE_OT_rq_rotate.bl_idname,
+                                                          'R', 'PRESS')))
+
+
+def unregister() -> None:
+    while _keymap_items:
+        keymap, item = _keymap_items.pop()
+        keymap.keymap_items.remove(item)
+    _unregister_classes()
