@@ -19,7 +19,7 @@ Conventions at this boundary:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,12 +71,15 @@ def bone_data_path(bone_name: str, prop: str) -> str:
     return f'pose.bones["{bpy.utils.escape_identifier(bone_name)}"]{sep}{prop}'
 
 
-def _strips(strips: Sequence[bpy.types.NlaStrip]) -> Iterator[bpy.types.NlaStrip]:
+def _strips(
+    strips: Iterable[bpy.types.NlaStrip],
+) -> Iterator[tuple[bpy.types.NlaStrip, bpy.types.Action]]:
+    """The strips holding an action, with it, looking inside meta strips."""
     for strip in strips:
         if strip.type == 'META':
             yield from _strips(strip.strips)
         elif strip.action is not None:
-            yield strip
+            yield strip, strip.action
 
 
 def actions_of(obj: bpy.types.Object) -> list[ActionUse]:
@@ -99,8 +102,8 @@ def actions_of(obj: bpy.types.Object) -> list[ActionUse]:
     if anim.action is not None:
         add(anim.action, compat.assigned_slot(anim), None)
     for track in anim.nla_tracks:
-        for strip in _strips(track.strips):
-            add(strip.action, compat.assigned_slot(strip), strip)
+        for strip, action in _strips(track.strips):
+            add(action, compat.assigned_slot(strip), strip)
     return uses
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any, cast
 
 import bpy
 
@@ -120,7 +121,7 @@ def enter_mode(pose_bone: bpy.types.PoseBone, mode: str, values: object) -> None
         _set_property(pose_bone, name, chunk[0] if size == 1 else list(chunk))
     if mode == "SWING_TWIST":
         for name, default in LIMITS.items():
-            if name not in pose_bone:
+            if not _has_property(pose_bone, name):
                 _set_property(pose_bone, name, list(default))
     pose_bone.rotation_mode = drivers.DRIVEN_MODE
     pose_bone.rotation_axis_angle = static_axis_angle(pose_bone, mode)
@@ -140,7 +141,8 @@ def leave_mode(pose_bone: bpy.types.PoseBone, native_mode: str) -> None:
         raise ValueError(f"native_mode must be one of {NATIVE_MODES}, not {native_mode!r}")
     if current_mode(pose_bone) in ADDON_MODES:
         _remove_addon_data(pose_bone)
-    pose_bone.rotation_mode = native_mode
+    # Checked against NATIVE_MODES above.
+    pose_bone.rotation_mode = cast(Any, native_mode)
     pose_bone.id_data.update_tag()
 
 
@@ -220,7 +222,7 @@ def _flatten(mode: str, values: object) -> tuple[float, ...]:
             expected = "a length-3 rotation vector"
             ok = len(flat) == 3
         else:
-            swing, twist = values  # type: ignore[misc]
+            swing, twist = cast(Sequence[Any], values)
             flat = (*(float(v) for v in swing), float(twist))
             expected = "a pair (swing of length 2, twist)"
             ok = len(flat) == 3
@@ -233,12 +235,17 @@ def _flatten(mode: str, values: object) -> tuple[float, ...]:
     return flat
 
 
+def _has_property(pose_bone: bpy.types.PoseBone, name: str) -> bool:
+    """Whether the pose bone has the ID property ``name`` (an ID property is never None)."""
+    return pose_bone.get(name) is not None
+
+
 def _set_property(pose_bone: bpy.types.PoseBone, name: str, value: float | Sequence[float]) -> None:
     """Create or set an ID property with angle UI data, overridable in library overrides."""
-    if name in pose_bone:
+    if _has_property(pose_bone, name):
         del pose_bone[name]  # a fresh property gets the right type and size
     pose_bone[name] = value
-    ui = pose_bone.id_properties_ui(name)
+    ui: Any = pose_bone.id_properties_ui(name)  # the stubs say None: it is a UI manager
     ui.update(subtype='ANGLE', description=_DESCRIPTIONS[name], precision=4)
     if name == "rq_swing_limit":
         ui.update(min=0.0, max=math.pi, soft_min=0.0, soft_max=math.pi)
@@ -250,5 +257,5 @@ def _remove_addon_data(pose_bone: bpy.types.PoseBone) -> None:
     drivers.remove(pose_bone)
     for mode in ADDON_MODES:
         for name, _ in PARAMETERS[mode]:
-            if name in pose_bone:
+            if _has_property(pose_bone, name):
                 del pose_bone[name]

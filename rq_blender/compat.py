@@ -16,7 +16,7 @@ of the add-on type-checks against either version's API.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import bpy
 
@@ -68,7 +68,7 @@ def channelbag(action: bpy.types.Action, slot: Any, ensure: bool = False) -> FCu
     ``ensure`` is False, or when there is no slot.
     """
     if not SLOTTED_ACTIONS:
-        return action
+        return cast(FCurveOwner, action)  # 4.2/4.3 actions hold their F-curves
     if slot is None:
         return None
     layers = getattr(action, "layers")  # noqa: B009

@@ -61,10 +61,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Final
 
 import bpy
 
-DRIVEN_MODE = 'AXIS_ANGLE'
+DRIVEN_MODE: Final = 'AXIS_ANGLE'
 DRIVEN_PROPERTY = "rotation_axis_angle"
 
 
