@@ -187,7 +187,7 @@ def main(output: pathlib.Path) -> int:
 
     select_only(rig, "Shoulder", "Elbow", "Wrist", "Prop")
     result = bpy.ops.pose.rq_spline_interpolate()
-    step(f"RQ-spline interpolation on all four bones: {sorted(result)}")
+    step(f"RQ-spline interpolation on the selected bones: {sorted(result)}")
 
     # The bake writes native keys for export, on a copy so demo.blend keeps the RQ rig.
     export = rig.copy()

@@ -44,8 +44,8 @@ def figure2(output: pathlib.Path) -> float:
                 linestyle="--", label=f"Spherical {axis}")
     ax.plot(np.arange(5.0), rq.FIGURE2_KEYS, "ko", markersize=4)
     ax.set(xlabel="time", ylabel="RQ component (radians)",
-           title=f"Figure 2: Euclidean Bezier on RQ vs spherical Bezier "
-                 f"(largest angle between them {experiment['max_angle_deg']:.2f} deg)")
+           title=f"Figure 2: Euclidean Bezier on RQ vs spherical Bezier\n"
+                 f"(largest angle between the two: {experiment['max_angle_deg']:.2f} degrees)")
     ax.legend(ncol=3, fontsize="small")
     fig.tight_layout()
     fig.savefig(output / "figure2_rq_vs_spherical.png", dpi=120)
