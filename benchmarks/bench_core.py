@@ -14,7 +14,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import rq_rotation as rq  # noqa: E402
+import rq_rotation as rq
 
 
 def best_of(func, repeats=7):
@@ -71,6 +71,34 @@ def run_benchmark(n=1_000_000, repeats=7, seed=0):
         rows.append({"name": f"mathutils loop (scaled from {m} to {n})", "ms": 1e3 * t_mu,
                      "reference": "rq_to_quat (speed-up)", "ratio": t_mu / t_fwd})
     return rows
+
+
+def readme_rows():
+    """The rows of the README's benchmark table (see ``tools/bench_all.py``, which runs it
+    inside the bpy wheel so that the mathutils loop is measured too)."""
+    env = environment()
+    peer = f"scipy {env['scipy']}, numpy {env['numpy']}"
+    rows = {row["name"]: row for row in run_benchmark()}
+    out = []
+    for name, scipy_name, target in (
+        ("rq_to_quat(v)", "scipy Rotation.from_rotvec(v).as_quat()", ">= 1.5x"),
+        ("quat_to_rq(q)", "scipy Rotation.from_quat(q).as_rotvec()", ">= 1.5x"),
+    ):
+        out.append({"measurement": f"{name}, 10^6 vectors",
+                    "ours": f"{rows[name]['ms']:.1f} ms",
+                    "peer": f"{rows[scipy_name]['ms']:.1f} ms ({peer})",
+                    "ratio": f"{rows[name]['ratio']:.2f}x faster", "target": target})
+    jacobian = rows["rq_quat_jacobian(v)"]
+    out.append({"measurement": "rq_quat_jacobian(v), 10^6 vectors",
+                "ours": f"{jacobian['ms']:.1f} ms", "peer": "rq_to_quat(v) above",
+                "ratio": f"{jacobian['ratio']:.2f}x its time", "target": "<= 2x"})
+    loop = next((row for name, row in rows.items() if name.startswith("mathutils")), None)
+    if loop is not None and loop["ms"] is not None:
+        out.append({"measurement": "rq_to_quat(v) vs a per-element mathutils loop",
+                    "ours": f"{rows['rq_to_quat(v)']['ms']:.1f} ms",
+                    "peer": f"{loop['ms']:.0f} ms (extrapolated from 20,000)",
+                    "ratio": f"{loop['ratio']:.0f}x faster", "target": "for scale"})
+    return out
 
 
 def environment():

@@ -117,6 +117,19 @@ def install_addon() -> ModuleType:
     return addon.rq_blender.bone_modes
 
 
+def readme_rows() -> list[dict[str, str]]:
+    """The rows of the README's benchmark table (see ``tools/bench_all.py``)."""
+    rows = playback_rows(install_addon())
+    native = next(ms for layout, ms, _ in rows if layout == "native quaternion")
+    return [
+        {"measurement": f"playback, {layout} ({BONES} bones, {FRAMES} frames)",
+         "ours": f"{ms:.2f} ms/frame",
+         "peer": f"{native:.2f} ms/frame (native quaternion keys)",
+         "ratio": f"{ratio:.2f}x", "target": f"<= {TARGETS[layout]}x"}
+        for layout, ms, ratio in rows if layout in TARGETS
+    ]
+
+
 def main() -> None:
     bone_modes = install_addon()
     print(f"Blender {bpy.app.version_string}, {platform.machine()}, {platform.processor() or ''}"

@@ -1,0 +1,108 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""``bash dev.sh bench``: run every benchmark and write the table into README.md.
+
+Each benchmark in ``benchmarks/`` runs in the environments it needs (the core against scipy
+with the newest numpy, and inside the Blender 5.0 wheel with Blender's numpy and mathutils;
+the Blender benchmarks in both 4.2 and 5.0) and
+exposes ``readme_rows()``: a list of ``{measurement, ours, peer, ratio, target}`` strings,
+every ratio measured against its peer in the same run. The table replaces the text between
+the ``<!-- benchmarks:begin -->`` and ``<!-- benchmarks:end -->`` markers in the README.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import pathlib
+import platform
+import subprocess
+import sys
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+VENVS = pathlib.Path(os.environ.get("RQ_VENVS", REPO / ".venvs"))
+README = REPO / "README.md"
+BEGIN, END = "<!-- benchmarks:begin -->", "<!-- benchmarks:end -->"
+MARK = "README_ROWS "
+
+# (benchmark module, the environments in .venvs/ it runs in)
+BENCHMARKS = (
+    ("bench_core", ("dev", "bpy-5.0")),
+    ("bench_playback", ("bpy-4.2", "bpy-5.0")),
+    ("bench_convert", ("bpy-4.2", "bpy-5.0")),
+    ("bench_operators", ("bpy-4.2", "bpy-5.0")),
+)
+
+# The benchmark module first: the Blender ones set Blender's user folder before bpy starts;
+# then bpy where there is one, which makes mathutils importable for the core's comparison.
+RUNNER = f"""
+import json, platform, sys
+sys.path[:0] = ["benchmarks", "tools"]
+module = __import__(sys.argv[1])
+try:
+    import bpy
+    where = "Blender " + bpy.app.version_string.split()[0]
+except ImportError:
+    import numpy
+    where = "Python " + platform.python_version() + ", numpy " + numpy.__version__
+print({MARK!r} + json.dumps([where, module.readme_rows()]))
+"""
+
+
+def run(module: str, environment: str) -> tuple[str, list[dict[str, str]]]:
+    """Run ``module.readme_rows()`` in ``.venvs/<environment>``: (where, rows)."""
+    python = VENVS / environment / "bin" / "python"
+    print(f"[bench] {module} in {environment} ...", flush=True)
+    result = subprocess.run([str(python), "-c", RUNNER, module], cwd=REPO,
+                            capture_output=True, text=True, check=False)
+    lines = [line for line in result.stdout.splitlines() if line.startswith(MARK)]
+    if result.returncode != 0 or not lines:
+        raise RuntimeError(f"{module} failed in {environment}:\n{result.stdout}\n"
+                           f"{result.stderr}")
+    where, rows = json.loads(lines[-1][len(MARK):])
+    return where, rows
+
+
+def machine() -> str:
+    cpu = ""
+    with contextlib.suppress(OSError, StopIteration):
+        cpu = next(line.split(":", 1)[1].strip()
+                   for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines()
+                   if line.startswith("model name"))
+    return f"{platform.machine()} {cpu}, {os.cpu_count()} cores, {platform.system()}"
+
+
+def table(results: list[tuple[str, list[dict[str, str]]]]) -> str:
+    lines = [
+        f"Measured by `bash dev.sh bench` on {machine()}. Every ratio compares against the "
+        "peer in the same run; absolute times on a shared machine are noise.",
+        "",
+        "| where | measurement | ours | peer | ratio | target |",
+        "|---|---|---|---|---|---|",
+    ]
+    for where, rows in results:
+        lines.extend(
+            f"| {where} | {row['measurement']} | {row['ours']} | {row['peer']} | "
+            f"{row['ratio']} | {row['target']} |"
+            for row in rows
+        )
+    return "\n".join(lines)
+
+
+def main() -> int:
+    results = [run(module, environment)
+               for module, environments in BENCHMARKS for environment in environments]
+    text = table(results)
+    print(text)
+    readme = README.read_text()
+    if BEGIN not in readme or END not in readme:
+        print(f"README.md has no {BEGIN} ... {END} section", file=sys.stderr)
+        return 1
+    head, rest = readme.split(BEGIN, 1)
+    README.write_text(f"{head}{BEGIN}\n{text}\n{END}{rest.split(END, 1)[1]}")
+    print(f"[bench] wrote the table into {README}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
