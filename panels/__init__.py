@@ -6,7 +6,7 @@ next to the rest of the interaction layer)."""
 from ..operators import posing
 from ..rq_blender import overlay
 from ..rq_blender.registration import register_modules_factory
-from . import bone
+from . import bone, menus
 
 # The overlay first: the panels show its settings.
-register, unregister = register_modules_factory((overlay, bone, posing))
+register, unregister = register_modules_factory((overlay, bone, menus, posing))

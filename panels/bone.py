@@ -34,6 +34,13 @@ ON_LIMIT = math.radians(0.01)
 # Warn when |v| is within this of a singular shell |v| = 2 pi k: the rotation velocity and
 # Euclidean interpolation of the vector distort like 1 / (distance to the shell).
 SHELL_WARNING = math.radians(20.0)
+# The animation tools of the add-on's bones: (operator, button text, icon).
+ANIMATION_OPERATORS: tuple[tuple[str, str, Icon], ...] = (
+    ("pose.rq_continuity_filter", "Continuity Filter", 'IPO_EASE_IN_OUT'),
+    ("pose.rq_spline_interpolate", "Spline Interpolation", 'IPO_BEZIER'),
+    ("pose.rq_bake", "Bake to Native Keys", 'ACTION'),
+    ("pose.rq_compare_interpolation", "Compare Interpolations", 'GRAPH'),
+)
 
 
 def swing_status(swing: np.ndarray, limit: np.ndarray) -> tuple[Icon, str]:
@@ -106,6 +113,10 @@ def draw_bone(layout: bpy.types.UILayout, pose_bone: bpy.types.PoseBone) -> None
             box.label(text=text, icon=icon)
     else:
         layout.label(text="Native mode: pick RQ or Swing/Twist above", icon='INFO')
+        return
+    column = layout.column(align=True)
+    for idname, text, icon in ANIMATION_OPERATORS:
+        column.operator(idname, text=text, icon=icon)
 
 
 def _draw_shell_warning(layout: bpy.types.UILayout, vector: np.ndarray) -> None:
@@ -115,6 +126,7 @@ def _draw_shell_warning(layout: bpy.types.UILayout, vector: np.ndarray) -> None:
         box.alert = True
         box.label(text="Near a singular shell", icon='ERROR')
         box.label(text=warning)
+        box.operator("pose.rq_reparameterize", text="Reparameterize", icon='FILE_REFRESH')
 
 
 def active_pose_bone(context: bpy.types.Context) -> bpy.types.PoseBone:

@@ -111,6 +111,46 @@ def test_sidebar_panel_draws_for_the_selected_bones(gui, chain, bone):
     assert_no_python_error(gui, since)
 
 
+def test_shell_warning_offers_the_reparameterize_fix(gui, chain):
+    since = len(gui.log_text())
+    box = gui.run(
+        "obj = bpy.data.objects['Chain']\n"
+        "gui_scenes.select(obj, ['Spine'], active='Spine')\n"
+        "keep = list(obj.pose.bones['Spine']['rq_vector'])\n"
+        "obj.pose.bones['Spine']['rq_vector'] = [0.0, 0.0, 6.0]\n"
+        "result = gui_scenes.show_sidebar()\n"
+        "gui_scenes.redraw()\n"
+    )
+    gui.screenshot("sidebar-rq-shell-warning", box)
+    # The fix button runs pose.rq_reparameterize: same rotation, |v| <= pi.
+    vector = gui.run(
+        "with gui_scenes.override('VIEW_3D'):\n"
+        "    bpy.ops.pose.rq_reparameterize()\n"
+        "result = list(bpy.data.objects['Chain'].pose.bones['Spine']['rq_vector'])\n"
+    )
+    np.testing.assert_allclose(vector, [0.0, 0.0, 6.0 - 2.0 * np.pi], atol=1e-6)
+    gui.run("pb = bpy.data.objects['Chain'].pose.bones['Spine']\n"
+            "pb['rq_vector'] = [0.35, 0.2, 0.6]\npb.id_data.update_tag()")
+    assert_no_python_error(gui, since)
+
+
+def test_menu_entries_and_tooltips(gui, chain):
+    menus = gui.run(
+        "result = {menu: [f.__qualname__ for f in\n"
+        "                 getattr(getattr(bpy.types, menu).draw, '_draw_funcs', [])]\n"
+        "          for menu in ('VIEW3D_MT_pose', 'GRAPH_MT_key')}"
+    )
+    assert "draw_pose_menu" in menus["VIEW3D_MT_pose"]
+    assert "draw_graph_key_menu" in menus["GRAPH_MT_key"]
+    tooltips = gui.run(
+        "result = {name: getattr(bpy.ops.pose, name).get_rna_type().description\n"
+        "          for name in dir(bpy.ops.pose) if name.startswith('rq_')}"
+    )
+    assert {"rq_set_mode", "rq_rotate", "rq_reparameterize", "rq_continuity_filter",
+            "rq_spline_interpolate", "rq_bake"} <= set(tooltips)
+    assert all(len(text) > 20 for text in tooltips.values()), tooltips
+
+
 def test_overlay_draws_limit_cones_in_the_viewport(gui, chain):
     since = len(gui.log_text())
     box = gui.run(
