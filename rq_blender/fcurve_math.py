@@ -25,6 +25,7 @@ and ELASTIC variants carry extra parameters).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -84,14 +85,22 @@ class Keys:
         """Key values, shape (n,)."""
         return self.co[:, 1]
 
-    @property
+    @cached_property
     def supported(self) -> bool:
-        """True when `evaluate` reproduces Blender's evaluation of these keys."""
+        """True when `evaluate` reproduces Blender's evaluation of these keys (computed once:
+        the arrays are not meant to change after construction)."""
         return (
             len(self.co) > 0
             and not self.has_modifiers
-            and bool(np.isin(self.interpolation, tuple(SUPPORTED_INTERPOLATIONS)).all())
+            and bool(supported_interpolation(self.interpolation).all())
         )
+
+
+def supported_interpolation(codes: np.ndarray) -> np.ndarray:
+    """Which interpolation codes (any shape) `evaluate` reproduces: the codes
+    CONSTANT, LINEAR, BEZIER are 0, 1, 2 (a range test, much cheaper than ``np.isin``)."""
+    codes = np.asarray(codes)
+    return (codes >= CONSTANT) & (codes <= BEZIER)
 
 
 def _correct_bezpart(v1, v2, v3, v4):
@@ -224,6 +233,8 @@ def evaluate(keys: Keys, t) -> np.ndarray:
     t = np.asarray(t, dtype=np.float32).reshape(-1)
     co = keys.co.astype(np.float32)
     xs = co[:, 0]
+    if np.array_equal(t, xs):  # at its keys a curve has its keys' values
+        return co[:, 1].astype(np.float64)
     out = np.empty(t.shape, dtype=np.float32)
 
     before = t <= xs[0]
@@ -238,9 +249,11 @@ def evaluate(keys: Keys, t) -> np.ndarray:
         left = right - 1
         exact_right = np.abs(xs[right] - ti) <= EXACT_THRESHOLD
         exact_left = np.abs(xs[left] - ti) <= EXACT_THRESHOLD
-        val = np.empty(ti.shape, dtype=np.float32)
-        ipo = keys.interpolation[left]
         y0, y1 = co[left, 1], co[right, 1]
+        # Keys hit exactly (the right one wins, as in Blender) need no interpolation.
+        val = np.where(exact_right, y1, y0)
+        todo = ~(exact_left | exact_right)
+        ipo = np.where(todo, keys.interpolation[left], -1)
 
         const = ipo == CONSTANT
         val[const] = y0[const]
@@ -268,7 +281,5 @@ def evaluate(keys: Keys, t) -> np.ndarray:
             y = np.where(np.isnan(s), _f32(0.0), y)
             val[bez] = np.where(flat, v1[:, 1], y)
 
-        val = np.where(exact_left, y0, val)
-        val = np.where(exact_right, y1, val)
         out[inside] = val
     return out.astype(np.float64)
