@@ -8,10 +8,17 @@ from bpy.props import EnumProperty, FloatProperty
 
 from .. import preferences
 from ..rq_blender import compat, conversion
+from ..rq_blender.registration import register_classes_factory
 
 MODE_ITEMS = (
     ('RQ', "RQ (Rotation Vector)", "Exponential map: three channels, axis times angle"),
-    ('SWING_TWIST', "Swing/Twist", "Swing (X, Z) after a twist about the bone's Y axis"),
+    (
+        'SWING_TWIST',
+        "Swing/Twist",
+        "Swing (X, Z) after a twist about the bone's Y axis. Limits that restrict nothing "
+        "(the defaults) are widened to cover spinning animation; set joint limits keep every "
+        "key inside them (an equivalent angle where one fits, else the closest limit)",
+    ),
     ('QUATERNION', "Quaternion (WXYZ)", "Blender's quaternion mode"),
     ('XYZ', "XYZ Euler", "Blender's Euler mode, X first"),
     ('XZY', "XZY Euler", "Blender's Euler mode, X first"),
@@ -94,6 +101,8 @@ class POSE_OT_rq_set_mode(bpy.types.Operator):
 
     def execute(self, context: bpy.types.Context) -> set[str]:
         obj = context.active_object
+        if obj is None:  # poll guarantees an active armature
+            return {'CANCELLED'}
         names = [pb.name for pb in obj.pose.bones if compat.pose_bone_selected(pb)]
         try:
             plans = conversion.plan_conversion(obj, names, self.mode, self.strategy)
@@ -110,12 +119,24 @@ class POSE_OT_rq_set_mode(bpy.types.Operator):
         finally:
             window_manager.progress_end()
         keyed = sum(1 for plan in plans if plan.tracks)
-        self.report(
-            {'INFO'},
+        message = (
             f"Switched {len(plans)} bone{'s' * (len(plans) != 1)} to {self.mode} "
-            f"({keyed} with converted animation)",
+            f"({keyed} with converted animation)"
         )
+        widened = [plan.name for plan in plans if plan.widened]
+        if widened:
+            message += f"; widened the joint limits of {', '.join(widened)} to cover their spins"
+        limited = [plan for plan in plans if plan.limited_keys]
+        if limited:
+            moved = sum(plan.limited_keys for plan in limited)
+            limited_names = ", ".join(plan.name for plan in limited)
+            self.report(
+                {'WARNING'},
+                f"{moved} poses of {limited_names} lie outside their joint limits: stored at the "
+                "closest limit",
+            )
+        self.report({'INFO'}, message)
         return {'FINISHED'}
 
 
-register, unregister = bpy.utils.register_classes_factory((POSE_OT_rq_set_mode,))
+register, unregister = register_classes_factory((POSE_OT_rq_set_mode,))

@@ -28,9 +28,19 @@ Strategies:
 
 Continuity: values are chained along each bone's time line with the core's ``near``
 conversions (no quaternion sign flips, Euler nearest equivalents, RQ and swing/twist shells
-that follow the motion). The chain runs over a grid refined between keys until no step turns
-more than `MAX_STEP` (bounded from the source channels' own change, so a source that spins
-720 degrees between two keys keeps its two revolutions).
+that follow the motion), starting at the equivalent closest to the source's own rotation
+vector (`rotation_vectors`: a bone keyed at 720 degrees stays there). The chain runs over a
+grid refined between keys until no step turns more than `MAX_STEP` (bounded from the source
+channels' own change, so a source that spins 720 degrees between two keys keeps its two
+revolutions; a source keyed on every frame needs no refinement), and is computed in bulk:
+a vectorized guess checked against the chain's rule (`_chain`).
+
+Swing/twist targets: the drivers clamp the swing into ``rq_swing_limit`` and the twist into
+``rq_twist_limit``. Limits that restrict nothing (the defaults) are widened after writing to
+cover the new curves (`widen_limits`), so switching never changes the animation; swings
+longer than `SWING_REACH` move to their shortest equivalent (the drivers pose swings below
+2 pi only). User-set limits keep every stored value inside (`fit_to_limits`): an equivalent
+inside where one exists (same pose), else the closest point (the pose the joint can reach).
 """
 
 from __future__ import annotations
@@ -54,6 +64,14 @@ STRATEGIES = ("KEYS", "SAMPLED")
 MAX_STEP = math.pi / 4
 # At most this many refinement passes (each at least doubles the density where needed).
 MAX_REFINE_PASSES = 16
+# `_chain`: samples chained one at a time where the guess fails, and the difference below
+# which two results are the same (equivalents differ by about pi or more).
+CHAIN_BLOCK = 16
+CHAIN_ATOL = 1e-9
+# Swing/twist bones whose limits restrict nothing keep continuous swings up to this length
+# (longer ones move to their shortest equivalent): the drivers pose swings shorter than
+# 2 pi only (see `drivers`), and interpolation between keys needs a margin.
+SWING_REACH = 1.5 * math.pi
 
 
 def layout(mode: str) -> tuple[tuple[str, int], ...]:
@@ -84,16 +102,118 @@ def values_to_quat(mode: str, values: np.ndarray) -> np.ndarray:
     return rq.swing_twist_to_quat(values[..., :2], values[..., 2])
 
 
-def _chain(step: Callable, q: np.ndarray, near: np.ndarray) -> np.ndarray:
-    """Apply ``step(q_i, near=previous)`` along axis 1 of ``q`` (B, N, 4); (B, N, k)."""
-    out = np.empty((*q.shape[:2], near.shape[-1]))
-    for i in range(q.shape[1]):
-        near = step(q[:, i], near)
-        out[:, i] = near
+def rotation_vectors(mode: str, values: np.ndarray) -> np.ndarray:
+    """Rotation vectors that keep the extra revolutions channel values show, (..., k) ->
+    (..., 3): the start (and the guesses) of the continuity chain.
+
+    RQ: the vector itself; AXIS_ANGLE: angle times axis; Euler: the three angles as a vector
+    (exact for a rotation about one axis, a guess otherwise); SWING_TWIST: ``(r_x, twist,
+    r_z)``; QUATERNION: the shortest vector (a quaternion holds no revolutions).
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if mode in EULER_ORDERS or mode == "RQ":
+        return values
+    if mode == "AXIS_ANGLE":
+        return rq.blender_axis_angle_to_rq(values)
+    if mode == "SWING_TWIST":
+        return values[..., [0, 2, 1]]
+    return rq.quat_to_rq(values_to_quat(mode, values))
+
+
+def _nearest(mode: str) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """The core's ``near`` conversion into ``mode`` (Euler, SWING_TWIST or RQ):
+    ``(q (m, 4), near (m, k)) -> (m, k)``, each row the equivalent closest to its ``near``."""
+    if mode in EULER_ORDERS:
+        return lambda q, near: rq.quat_to_euler(q, mode, near=near)
+    if mode == "SWING_TWIST":
+
+        def swing_twist(q, near):
+            swing, twist = rq.quat_to_swing_twist(q, near=(near[:, :2], near[:, 2]))
+            return np.concatenate([swing, np.asarray(twist)[:, None]], axis=1)
+
+        return swing_twist
+    return lambda q, near: rq.quat_to_rq(q, near=near)
+
+
+def _unwrap_vectors(v: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """A guess of the continuous equivalents of lines of rotation vectors (B, N, d) (RQ
+    vectors, or swings for d = 2) starting at ``first`` (B, d): axes kept in one hemisphere
+    along each line, the signed angles along them unwrapped (``np.unwrap``)."""
+    theta = np.linalg.norm(v, axis=-1)
+    unit = v / np.where(theta > 0, theta, 1.0)[..., None]
+    flips = np.einsum("bni,bni->bn", unit[:, 1:], unit[:, :-1]) < 0
+    signs = np.cumprod(np.where(flips, -1.0, 1.0), axis=1)
+    signs = np.concatenate([np.ones((len(v), 1)), signs], axis=1)
+    signed = signs * theta
+    signed[:, 0] = np.where(
+        theta[:, 0] > 0, np.einsum("bi,bi->b", first, unit[:, 0]), np.linalg.norm(first, axis=1)
+    )
+    return unit * (signs * np.unwrap(signed, axis=1))[..., None]
+
+
+def _guess(mode: str, q: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """A cheap, vectorized guess (B, N, k) of the continuity chain of lines ``q`` (B, N, 4)
+    in ``mode`` (Euler, SWING_TWIST or RQ) from their first values ``first`` (B, k); checked
+    by `_chain`.
+
+    Euler: Blender's solution, switched to the other one ``(a + pi, pi - b, c + pi)`` after
+    every jump of about pi in the first angle (a pass through ``b = +-pi/2``), unwrapped.
+    RQ and swings: `_unwrap_vectors`; twists unwrapped.
+    """
+    if mode in EULER_ORDERS:
+        e = rq.quat_to_euler(q, mode)
+        jump = np.abs(np.angle(np.exp(1j * np.diff(e[..., 0], axis=1)))) > 0.5 * math.pi
+        other = np.concatenate([np.zeros((len(q), 1)), np.cumsum(jump, axis=1)], axis=1) % 2 > 0
+        e[other] = e[other] * [1.0, -1.0, 1.0] + math.pi
+        e[:, 0] = first
+        return np.unwrap(e, axis=1)
+    if mode == "SWING_TWIST":
+        swing, twist = rq.quat_to_swing_twist(q)
+        twist[:, 0] = first[:, 2]
+        unwrapped = np.unwrap(twist, axis=1)[..., None]
+        return np.concatenate([_unwrap_vectors(swing, first[:, :2]), unwrapped], axis=-1)
+    return _unwrap_vectors(rq.quat_to_rq(q), first)
+
+
+def _chain(mode: str, q: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """The continuity chain in ``mode`` (Euler, SWING_TWIST or RQ) along lines ``q`` (B, N,
+    4): ``out[:, 0] = first`` (B, k), ``out[:, i] = nearest(q[:, i], near=out[:, i - 1])``
+    (`_nearest`), computed in bulk.
+
+    Every sample is converted near a guess (`_guess`) at once and checked at once against
+    the chain's rule. In a line that breaks it, `CHAIN_BLOCK` samples from the first break
+    are chained one at a time, then the rest of the line is guessed again from there and
+    checked; so the result is the chain's (samples equal to `CHAIN_ATOL`) at the cost of a
+    few array passes when the guess is good.
+    """
+    nearest = _nearest(mode)
+    b, n = q.shape[:2]
+    out = nearest(q.reshape(-1, 4), _guess(mode, q, first).reshape(b * n, -1)).reshape(b, n, -1)
+    out[:, 0] = first
+    if n < 2:
+        return out
+    check = nearest(q[:, 1:].reshape(-1, 4), out[:, :-1].reshape(-1, out.shape[-1]))
+    wrong = (np.abs(check.reshape(b, n - 1, -1) - out[:, 1:]) > CHAIN_ATOL).any(axis=2)
+    for line in np.flatnonzero(wrong.any(axis=1)):
+        start = 1 + int(np.argmax(wrong[line]))
+        lq, lout = q[line], out[line]
+        while True:
+            stop = min(start + CHAIN_BLOCK, n)
+            for i in range(start, stop):
+                lout[i] = nearest(lq[i : i + 1], lout[i - 1 : i])[0]
+            if stop == n:
+                break
+            tail = lq[None, stop - 1 :]
+            lout[stop:] = nearest(tail[0, 1:], _guess(mode, tail, lout[None, stop - 1])[0, 1:])
+            check = nearest(lq[stop:], lout[stop - 1 : -1])
+            bad = np.flatnonzero((np.abs(check - lout[stop:]) > CHAIN_ATOL).any(axis=1))
+            if len(bad) == 0:
+                break
+            start = stop + int(bad[0])
     return out
 
 
-def continuous_values(mode: str, q: np.ndarray, near: np.ndarray | None = None) -> np.ndarray:
+def continuous_values(mode: str, q: np.ndarray, near: np.ndarray) -> np.ndarray:
     """Channel values of ``mode`` along time lines of rotations, continuous in time.
 
     Parameters
@@ -102,44 +222,33 @@ def continuous_values(mode: str, q: np.ndarray, near: np.ndarray | None = None) 
         Target mode.
     q : ndarray, shape (B, N, 4)
         B time lines of N rotations each, consecutive ones less than half a turn apart.
-    near : ndarray, shape (B, k), optional
-        Values the first sample of each line should be closest to (zeros by default; for
-        QUATERNION the hemisphere of ``near``).
+    near : ndarray, shape (B, 3)
+        Rotation vectors (see `rotation_vectors`): the first sample of each line is the
+        equivalent closest to its one (for QUATERNION, in the hemisphere of
+        ``rq_to_quat(near)``).
 
     Returns
     -------
     ndarray, shape (B, N, k)
-        Quaternions without sign flips, Euler angles each nearest the previous, RQ vectors and
-        swings/twists on the shell closest to the previous sample, axis-angle from the
-        continuous RQ vector with the axis kept in one hemisphere (the angle changing sign).
+        Quaternions without sign flips; Euler angles, RQ vectors and swings/twists each the
+        equivalent closest to the previous sample (the core's ``near`` conversions, see
+        `_chain`); axis-angle from the continuous RQ vector with the axis kept in one
+        hemisphere (the angle changing sign).
     """
     q = np.asarray(q, dtype=np.float64)
+    near = np.asarray(near, dtype=np.float64)
     b, n = q.shape[:2]
-    k = 3 if mode != "QUATERNION" and mode != "AXIS_ANGLE" else 4
-    if near is None:
-        near = np.zeros((b, k))
-        if mode == "QUATERNION":
-            near[:, 0] = 1.0
+    k = 4 if mode in ("QUATERNION", "AXIS_ANGLE") else 3
     if n == 0:
         return np.empty((b, 0, k))
     if mode == "QUATERNION":
-        flip = np.einsum("bi,bi->b", q[:, 0], near) < 0
+        flip = np.einsum("bi,bi->b", q[:, 0], rq.rq_to_quat(near)) < 0
         q = np.where(flip[:, None, None], -q, q)
         return np.stack([rq.align_quat_signs(line) for line in q])
-    if mode in EULER_ORDERS:
-        return _chain(lambda qi, prev: rq.quat_to_euler(qi, mode, near=prev), q, near)
-    if mode == "SWING_TWIST":
-
-        def swing_twist(qi, prev):
-            swing, twist = rq.quat_to_swing_twist(qi, near=(prev[:, :2], prev[:, 2]))
-            return np.concatenate([swing, np.asarray(twist)[:, None]], axis=1)
-
-        return _chain(swing_twist, q, near)
-    start = near if mode == "RQ" else rq.blender_axis_angle_to_rq(near)
-    v = rq.quat_to_rq(q)
-    v[:, 0] = rq.quat_to_rq(q[:, 0], near=start)
-    v = np.stack([rq.rq_sequence_continuous(line) for line in v])
-    if mode == "RQ":
+    chained = mode if mode in EULER_ORDERS or mode == "SWING_TWIST" else "RQ"
+    start = near[:, [0, 2, 1]] if mode == "SWING_TWIST" else near
+    v = _chain(chained, q, _nearest(chained)(q[:, 0], start))
+    if mode != "AXIS_ANGLE":
         return v
     angle_axis = rq.rq_to_blender_axis_angle(v)
     axis = angle_axis[..., 1:]
@@ -150,9 +259,14 @@ def continuous_values(mode: str, q: np.ndarray, near: np.ndarray | None = None) 
 
 
 def _channel_steps(mode: str, values: np.ndarray) -> np.ndarray:
-    """Upper bounds (about, for quaternions) of the rotation between consecutive rows of
-    channel values, shape (N, k) -> (N - 1,). Catches whole turns that quaternion distances
-    cannot see (Euler or RQ channels moving by 2 pi)."""
+    """Upper bounds of the rotation angle between consecutive rows of channel values, shape
+    (N, k) -> (N - 1,). Catches whole turns that quaternion distances cannot see (Euler or
+    RQ channels moving by 2 pi).
+
+    Euler, RQ and swing/twist: the sum of the channels' absolute changes (a rotation about
+    one axis by ``e`` turns by at most ``|e|``, compositions add up, and the exponential map
+    never lengthens a path). QUATERNION and AXIS_ANGLE: approximate (see `refine_grid`).
+    """
     delta = np.abs(np.diff(values, axis=0))
     if mode == "QUATERNION":
         norm = np.linalg.norm(values, axis=1)
@@ -167,9 +281,16 @@ def _channel_steps(mode: str, values: np.ndarray) -> np.ndarray:
 
 
 def refine_grid(
-    mode: str, times: np.ndarray, evaluate: Callable[[np.ndarray], np.ndarray]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    mode: str,
+    times: np.ndarray,
+    evaluate: Callable[[np.ndarray], np.ndarray],
+    at_times: tuple[np.ndarray, np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """A time grid through ``times`` dense enough for the continuity chain.
+
+    A single pass when the source's own steps between ``times`` are already under `MAX_STEP`
+    (a source keyed on every frame); otherwise samples are added between times until they
+    are.
 
     Parameters
     ----------
@@ -177,23 +298,33 @@ def refine_grid(
         The source mode; ``evaluate(t)`` gives its channel values, (m,) -> (m, k).
     times : ndarray, shape (n,)
         Increasing times that must be on the grid.
+    at_times : (values (n, k), q (n, 4)), optional
+        The source's channel values and rotations at ``times``, if already known.
 
     Returns
     -------
     grid : ndarray, shape (N,)
     on_times : ndarray of bool, shape (N,)
         Which grid points are ``times``.
+    values : ndarray, shape (N, k)
+        The source channel values on the grid.
     q : ndarray, shape (N, 4)
         The source rotations on the grid.
     """
     grid = np.asarray(times, dtype=np.float64)
     on_times = np.ones(len(grid), dtype=bool)
     for _ in range(MAX_REFINE_PASSES):
-        values = evaluate(grid)
-        q = values_to_quat(mode, values)
+        if at_times is not None and len(grid) == len(times):
+            values, q = at_times
+        else:
+            values = evaluate(grid)
+            q = values_to_quat(mode, values)
         if len(grid) < 2:
             break
-        steps = np.maximum(_channel_steps(mode, values), rq.quat_angle_between(q[:-1], q[1:]))
+        steps = _channel_steps(mode, values)
+        if mode in ("QUATERNION", "AXIS_ANGLE"):
+            # Their channel bounds are approximate: the true angle may be the larger.
+            steps = np.maximum(steps, rq.quat_angle_between(q[:-1], q[1:]))
         extra = np.ceil(steps / MAX_STEP).astype(int) - 1
         extra[np.diff(grid) < 1e-3] = 0
         if not (extra > 0).any():
@@ -208,7 +339,81 @@ def refine_grid(
         order = np.argsort(np.concatenate([grid, new]), kind="stable")
         grid = np.concatenate([grid, new])[order]
         on_times = np.concatenate([on_times, np.zeros(len(new), dtype=bool)])[order]
-    return grid, on_times, q
+    return grid, on_times, values, q
+
+
+def limits_restrict_nothing(swing_limit: np.ndarray, twist_limit: np.ndarray) -> bool:
+    """Whether swing/twist limits ``[a, b]``, ``[min, max]`` let the joint reach every
+    orientation as its defaults do (``a, b >= pi`` and ``[-pi, pi]`` inside the twist range).
+    Such limits are widened to cover converted animation (`widen_limits`); any others are
+    the user's joint limits (`fit_to_limits`)."""
+    a, b = swing_limit
+    low, high = twist_limit
+    return bool(a >= math.pi and b >= math.pi and low <= -math.pi and high >= math.pi)
+
+
+def shorten_swings(values: np.ndarray) -> np.ndarray:
+    """Swing/twist values (n, 3) with every swing longer than `SWING_REACH` moved to its
+    shortest equivalent (``rq.reparameterize``); twists unchanged."""
+    values = np.array(values, dtype=np.float64)
+    long = np.hypot(values[:, 0], values[:, 1]) > SWING_REACH
+    if long.any():
+        swing = np.zeros((int(long.sum()), 3))
+        swing[:, [0, 2]] = values[long, :2]
+        values[long, :2] = rq.reparameterize(swing)[:, [0, 2]]
+    return values
+
+
+def fit_to_limits(
+    values: np.ndarray, swing_limit: np.ndarray, twist_limit: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Swing/twist values (n, 3) stored inside user-set joint limits.
+
+    Each swing ``L u`` (``u`` a unit vector) is replaced by the equivalent ``(L + 2 pi k) u``
+    inside the ellipse ``[a, b]`` with the smallest ``|k|``, each twist by ``t + 2 pi m`` inside
+    ``[min, max]`` with the smallest ``|m|``: the same pose, as close to the continuous value
+    as the limits allow. Where no equivalent is inside, the value becomes the closest point
+    of the limits (the core's ``clamp_swing_ellipse`` of the shortest swing, ``clamp_twist``):
+    the pose the joint can reach, which the drivers' clamp leaves alone.
+
+    Returns
+    -------
+    fitted : ndarray, shape (n, 3)
+    moved : ndarray of bool, shape (n,)
+        Rows whose pose changed (no equivalent inside the limits).
+    """
+    values = np.asarray(values, dtype=np.float64)
+    a, b = (float(x) for x in swing_limit)
+    low, high = (float(x) for x in twist_limit)
+    two_pi = 2.0 * math.pi
+    twist = values[:, 2]
+    m_low = np.ceil((low - twist) / two_pi)
+    m_high = np.floor((high - twist) / two_pi)
+    twist_ok = m_low <= m_high
+    fitted_twist = np.where(
+        twist_ok, twist + two_pi * np.clip(0.0, m_low, m_high), rq.clamp_twist(twist, low, high)
+    )
+    swing = values[:, :2]
+    length = np.hypot(swing[:, 0], swing[:, 1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        unit = swing / length[:, None]
+        # The ellipse's radius along u (0 along a zero semi-axis).
+        radius = 1.0 / np.hypot(unit[:, 0] / max(a, 0.0), unit[:, 1] / max(b, 0.0))
+    radius = np.nan_to_num(radius, nan=0.0)
+    k_low = np.ceil((-radius - length) / two_pi)
+    k_high = np.floor((radius - length) / two_pi)
+    swing_ok = (length == 0.0) | (k_low <= k_high)
+    shifted = np.where(
+        (length > 0.0)[:, None],
+        unit * (length + two_pi * np.clip(0.0, k_low, k_high))[:, None],
+        swing,
+    )
+    shortest = np.zeros((len(values), 3))
+    shortest[:, [0, 2]] = swing
+    closest = rq.clamp_swing_ellipse(rq.reparameterize(shortest)[:, [0, 2]], a, b)
+    fitted_swing = np.where(swing_ok[:, None], shifted, closest)
+    fitted = np.concatenate([fitted_swing, fitted_twist[:, None]], axis=1)
+    return fitted, ~(twist_ok & swing_ok)
 
 
 @dataclass
@@ -220,7 +425,9 @@ class Track:
     values: np.ndarray  # (n, k) target channel values
     # (n,) fcurve_math codes (KEYS); None for SAMPLED tracks: BEZIER keys, reducible.
     interpolation: np.ndarray | None
-    source_quats: np.ndarray  # (n, 4) the source rotations at `times`
+    # (n, 4) the rotations the keys must pose: the source's, or for keys that user-set joint
+    # limits moved, the limited pose.
+    source_quats: np.ndarray
 
 
 @dataclass
@@ -232,6 +439,13 @@ class BonePlan:
     target: str
     static: np.ndarray  # (k,) target values of the current pose
     tracks: list[Track] = field(default_factory=list)
+    # Swing/twist targets: whether the bone's limits restrict nothing (they are then widened
+    # to cover the animation, see `apply_plan`), and how many keys (and current poses) its
+    # user-set limits moved (`fit_to_limits`).
+    unlimited: bool = True
+    limited_keys: int = 0
+    # Set by `apply_plan`: the limits were widened.
+    widened: bool = False
 
 
 def current_mode(pose_bone: bpy.types.PoseBone) -> str:
@@ -248,6 +462,19 @@ def static_values(pose_bone: bpy.types.PoseBone, mode: str) -> np.ndarray:
     return np.concatenate(parts)
 
 
+def joint_limits(pose_bone: bpy.types.PoseBone) -> tuple[np.ndarray, np.ndarray]:
+    """The bone's swing limit ``[a, b]`` and twist limit ``[min, max]``, each (2,); the
+    defaults (`bone_modes.LIMITS`) where the bone has none yet."""
+    limits = []
+    for name, default in bone_modes.LIMITS.items():
+        try:
+            stored = pose_bone[name]
+        except KeyError:
+            stored = default
+        limits.append(np.array([float(x) for x in stored]))
+    return limits[0], limits[1]
+
+
 def _read_source(use, bone: str, mode: str, static: np.ndarray):
     """The source channels of ``bone`` in ``use`` and an evaluator of its values, or None."""
     owner = animdata.fcurve_owner(use)
@@ -256,7 +483,7 @@ def _read_source(use, bone: str, mode: str, static: np.ndarray):
         channels.extend(animdata.read_channels(owner, animdata.bone_data_path(bone, prop), size))
     if all(c is None for c in channels):
         return None
-    return channels, lambda t: animdata.evaluate_channels(channels, static, t)
+    return channels, lambda t: animdata.evaluate_channels(channels, static.tolist(), t)
 
 
 def _interpolation_at(channels: Sequence[animdata.Channel | None], times: np.ndarray):
@@ -267,13 +494,15 @@ def _interpolation_at(channels: Sequence[animdata.Channel | None], times: np.nda
     for channel in channels:
         if channel is None:
             continue
+        if np.array_equal(channel.keys.times, times):  # keyed at every time (the usual case)
+            out = np.where(found, out, channel.keys.interpolation)
+            break
         idx = np.searchsorted(times, channel.keys.times)
         idx = np.clip(idx, 0, len(times) - 1)
         hit = np.isclose(times[idx], channel.keys.times) & ~found[idx]
         out[idx[hit]] = channel.keys.interpolation[hit]
         found[idx[hit]] = True
-    supported = np.isin(out, tuple(fcurve_math.SUPPORTED_INTERPOLATIONS))
-    return np.where(supported, out, fcurve_math.BEZIER)
+    return np.where(fcurve_math.supported_interpolation(out), out, fcurve_math.BEZIER)
 
 
 def plan_conversion(
@@ -282,15 +511,23 @@ def plan_conversion(
     """Compute the conversion of ``bone_names`` of ``obj`` to ``target`` (reads only).
 
     Bones already in ``target`` are left out. For each bone and each action that keys its
-    rotation, a `Track` holds the new keys (before any key reduction). Raises ValueError,
-    before anything is changed, for an unknown strategy or a bone whose rotation channel is
-    driven by something other than the add-on.
+    rotation, a `Track` holds the new keys (before any key reduction). Each time line starts
+    at the equivalent closest to the source's own rotation vector (`rotation_vectors`), so a
+    source sitting at extra revolutions keeps them where the target can. Swing/twist targets
+    are fitted to the bone's joint limits (`fit_to_limits`) unless those restrict nothing
+    (swings then shortened past `SWING_REACH`, `shorten_swings`). Raises ValueError, before
+    anything is changed, for an unknown strategy or a bone whose rotation channel is driven
+    by something other than the add-on.
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
     uses = animdata.actions_of(obj)
     plans: list[BonePlan] = []
-    lines: list[tuple[Track, np.ndarray, np.ndarray]] = []
+    # Time lines of all bones, converted together: (plan, use, times, interpolation, grid
+    # values, grid rotations, which grid points are key times).
+    sources = []  # (plan, use, times, interpolation, evaluate) per keyed bone and action
+    lines = []
+    statics = []  # (source, static values) per plan
     for name in bone_names:
         pose_bone = obj.pose.bones[name]
         source = current_mode(pose_bone)
@@ -300,10 +537,9 @@ def plan_conversion(
         if entering and drivers.bone_drivers(pose_bone):
             raise ValueError(f"bone '{name}': its rotation is already driven by other drivers")
         static = static_values(pose_bone, source)
-        current_q = values_to_quat(source, static)[None, None]
-        near = static_values(pose_bone, target)[None] if target in bone_modes.NATIVE_MODES else None
-        plan = BonePlan(name, source, target, continuous_values(target, current_q, near)[0, 0])
+        plan = BonePlan(name, source, target, np.empty(0))
         plans.append(plan)
+        statics.append((source, static))
         for use in uses:
             found = _read_source(use, name, source, static)
             if found is None:
@@ -316,26 +552,82 @@ def plan_conversion(
             else:
                 times = np.arange(math.floor(keys[0]), math.ceil(keys[-1]) + 1, dtype=np.float64)
                 interpolation = None
-            _, on_times, q = refine_grid(source, times, evaluate)
-            track = Track(use, times, np.empty(0), interpolation, q[on_times])
-            plan.tracks.append(track)
-            lines.append((track, q, on_times))
-    _convert_lines(target, lines)
+            sources.append((plan, use, times, interpolation, evaluate))
+    if not plans:
+        return plans
+    static_quats = _quats_by_mode([source for source, _ in statics], [v for _, v in statics])
+    # The source at its own times, converted in one call per source mode: a source keyed
+    # densely enough (every frame) needs nothing more (`refine_grid`).
+    at_times = [evaluate(times) for _, _, times, _, evaluate in sources]
+    at_quats = _quats_by_mode([line[0].source for line in sources], at_times)
+    for (plan, use, times, interpolation, evaluate), values, quats in zip(
+        sources, at_times, at_quats, strict=True
+    ):
+        _, on_times, values, q = refine_grid(plan.source, times, evaluate, (values, quats))
+        lines.append((plan, use, times, interpolation, values, q, on_times))
+    current = continuous_values(
+        target,
+        np.stack(static_quats)[:, None],
+        np.stack([rotation_vectors(source, static) for source, static in statics]),
+    )
+    fits = {plan.name: _limit_fitter(obj.pose.bones[plan.name], target) for plan in plans}
+    for plan, values in zip(plans, current[:, 0], strict=True):
+        fit, plan.unlimited = fits[plan.name]
+        stored, moved = fit(values[None])
+        plan.static = stored[0]
+        plan.limited_keys = int(moved.sum())
+    if not lines:
+        return plans
+    length = max(len(line[5]) for line in lines)
+    padded = np.stack(
+        [np.concatenate([q, np.repeat(q[-1:], length - len(q), 0)]) for *_, q, _ in lines]
+    )
+    starts = np.stack([rotation_vectors(line[0].source, line[4][0]) for line in lines])
+    converted = continuous_values(target, padded, starts)
+    for line, values in zip(lines, converted, strict=True):
+        plan, use, times, interpolation, _, q, on_times = line
+        quats = q[on_times]
+        stored, moved = fits[plan.name][0](values[: len(q)][on_times])
+        if moved.any():
+            quats[moved] = values_to_quat(target, stored[moved])
+            plan.limited_keys += int(moved.sum())
+        plan.tracks.append(Track(use, times, stored, interpolation, quats))
     return plans
 
 
-def _convert_lines(target: str, lines) -> None:
-    """Run the continuity chain for all tracks at once (padded to one length), each starting
-    nearest the zero of the target's channels."""
-    if not lines:
-        return
-    length = max(len(q) for _, q, _ in lines)
-    padded = np.stack(
-        [np.concatenate([q, np.repeat(q[-1:], length - len(q), 0)]) for _, q, _ in lines]
-    )
-    values = continuous_values(target, padded)
-    for i, (track, q, on_times) in enumerate(lines):
-        track.values = values[i, : len(q)][on_times]
+def _quats_by_mode(modes: Sequence[str], values: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """`values_to_quat` of many arrays (each (..., k) in its mode), one call per mode."""
+    out: list[np.ndarray] = [np.empty(0)] * len(values)
+    for mode in set(modes):
+        index = [i for i, m in enumerate(modes) if m == mode]
+        parts = [np.reshape(values[i], (-1, np.shape(values[i])[-1])) for i in index]
+        quats = np.split(values_to_quat(mode, np.concatenate(parts)), np.cumsum(
+            [len(p) for p in parts])[:-1])
+        for i, q in zip(index, quats, strict=True):
+            out[i] = q.reshape(*np.shape(values[i])[:-1], 4)
+    return out
+
+
+def _limit_fitter(
+    pose_bone: bpy.types.PoseBone, target: str
+) -> tuple[Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], bool]:
+    """How converted values (n, k) of ``pose_bone`` are stored in ``target``.
+
+    Returns ``(fit, unlimited)``: ``fit(values) -> (stored values, moved (n,) bool)`` and
+    whether the bone's limits restrict nothing. Only swing/twist has limits: user-set ones
+    fit the values inside (`fit_to_limits`); otherwise swings are shortened past
+    `SWING_REACH` (`shorten_swings`, same pose) and the limits are widened after writing.
+    """
+
+    def keep(values):
+        return values, np.zeros(len(values), dtype=bool)
+
+    if target != "SWING_TWIST":
+        return keep, True
+    swing_limit, twist_limit = joint_limits(pose_bone)
+    if limits_restrict_nothing(swing_limit, twist_limit):
+        return (lambda values: keep(shorten_swings(values))), True
+    return (lambda values: fit_to_limits(values, swing_limit, twist_limit)), False
 
 
 def rotation_error(mode: str, values: np.ndarray, source_quats: np.ndarray) -> np.ndarray:
@@ -346,31 +638,30 @@ def rotation_error(mode: str, values: np.ndarray, source_quats: np.ndarray) -> n
 
 def _write_track(
     owner, bone: str, target: str, track: Track, mask: np.ndarray
-) -> list[animdata.Channel]:
-    """Write the keys of ``track`` selected by ``mask``; the written channels, in value order."""
+) -> list[bpy.types.FCurve]:
+    """Write the keys of ``track`` selected by ``mask``; the written F-curves, in value order."""
     written = []
     column = 0
+    times = track.times[mask]
+    values = track.values[mask]
     interpolation = None if track.interpolation is None else track.interpolation[mask]
     for prop, size in layout(target):
         path = animdata.bone_data_path(bone, prop)
         for index in range(size):
-            fcurve = animdata.write_keys(
-                owner,
-                path,
-                index,
-                bone,
-                track.times[mask],
-                track.values[mask, column],
-                interpolation,
+            written.append(
+                animdata.write_keys(
+                    owner, path, index, bone, times, values[:, column], interpolation
+                )
             )
-            written.append(animdata.Channel(fcurve, animdata.read_keys(fcurve)))
             column += 1
     return written
 
 
-def _write_reduced(owner, bone: str, target: str, track: Track, tolerance: float) -> int:
+def _write_reduced(
+    owner, bone: str, target: str, track: Track, tolerance: float
+) -> tuple[int, list[bpy.types.FCurve]]:
     """Write ``track`` with as few keys as keep the rotation error within ``tolerance``
-    (radians) at every one of its frames; returns the number of keys kept.
+    (radians) at every one of its frames; returns the number of keys kept and the curves.
 
     Greedy refinement checked against Blender's own handles: start from the end keys, write,
     evaluate the written curves at every frame, and add the worst frame of every gap between
@@ -381,14 +672,15 @@ def _write_reduced(owner, bone: str, target: str, track: Track, tolerance: float
     if tolerance > 0 and n > 2:
         kept[1:-1] = False
     while True:
-        channels = _write_track(owner, bone, target, track, kept)
+        fcurves = _write_track(owner, bone, target, track, kept)
         if kept.all():
-            return n
+            return n, fcurves
+        channels = [animdata.Channel(fc, animdata.read_keys(fc)) for fc in fcurves]
         values = np.stack([c.evaluate(track.times) for c in channels], axis=1)
         error = rotation_error(target, values, track.source_quats)
         candidates = (error > tolerance) & ~kept
         if not candidates.any():
-            return int(kept.sum())
+            return int(kept.sum()), fcurves
         gap = np.cumsum(kept)[candidates]
         index = np.flatnonzero(candidates)
         order = np.lexsort((-error[index], gap))
@@ -402,13 +694,50 @@ def _switch_mode(pose_bone: bpy.types.PoseBone, plan: BonePlan) -> None:
     if plan.source in bone_modes.ADDON_MODES:
         bone_modes.leave_mode(pose_bone, plan.target if native_target else "QUATERNION")
     if native_target:
-        pose_bone.rotation_mode = plan.target
+        setattr(pose_bone, "rotation_mode", plan.target)  # noqa: B010 (a str, not its Literal)
         (prop, _), = layout(plan.target)
         setattr(pose_bone, prop, plan.static)
     elif plan.target == "RQ":
         bone_modes.enter_mode(pose_bone, "RQ", plan.static)
     else:
         bone_modes.enter_mode(pose_bone, plan.target, (plan.static[:2], plan.static[2]))
+
+
+def widen_limits(
+    pose_bone: bpy.types.PoseBone, fcurves: Sequence[bpy.types.FCurve], static: np.ndarray
+) -> bool:
+    """Widen a swing/twist bone's limits to cover its parameter curves and ``static`` value.
+
+    ``fcurves`` are the bone's ``rq_swing`` X, Z and ``rq_twist`` curves in triples (one per
+    action). A Bezier segment lies in the hull of its keys and handles, so the largest
+    ``|r_x|``, ``|r_z|`` and the twist range over keys and handles bound every frame and
+    subframe: the swing semi-axes grow to ``hypot(max |r_x|, max |r_z|)`` and the twist range
+    to the twist's, each with a float32 margin. Returns whether a limit changed.
+    """
+    reach = [abs(static[0]), abs(static[1])]
+    low = high = static[2]
+    for start in range(0, len(fcurves), 3):
+        for index, fcurve in enumerate(fcurves[start : start + 3]):
+            keys = animdata.read_keys(fcurve)
+            ys = np.concatenate([keys.values, keys.handle_left[:, 1], keys.handle_right[:, 1]])
+            if index < 2:
+                reach[index] = max(reach[index], float(np.abs(ys).max()))
+            else:
+                low, high = min(low, float(ys.min())), max(high, float(ys.max()))
+    margin = 1.0 + 1e-6
+    radius = math.hypot(*reach) * margin
+    swing_limit, twist_limit = joint_limits(pose_bone)
+    wide_swing = np.maximum(swing_limit, radius)
+    wide_twist = np.array([min(twist_limit[0], low * margin), max(twist_limit[1], high * margin)])
+    changed = False
+    for name, old, new in (
+        ("rq_swing_limit", swing_limit, wide_swing),
+        ("rq_twist_limit", twist_limit, wide_twist),
+    ):
+        if not np.array_equal(old, new):
+            pose_bone[name] = [float(x) for x in new]
+            changed = True
+    return changed
 
 
 def apply_plan(
@@ -419,8 +748,10 @@ def apply_plan(
 ) -> int:
     """Switch the planned bones: remove the old rotation F-curves from every action, change the
     mode (keeping the current pose) and write the new keys (reduced within ``tolerance``
-    radians for tracks planned with the SAMPLED strategy). Returns the number of keys written
-    per channel, summed over tracks."""
+    radians for tracks planned with the SAMPLED strategy). Swing/twist bones whose limits
+    restrict nothing get them widened to cover the new curves (`widen_limits`, sets
+    ``plan.widened``), so the drivers' clamp never changes the animation. Returns the
+    number of keys written per channel, summed over tracks."""
     uses = animdata.actions_of(obj)
     total = 0
     for done, plan in enumerate(plans):
@@ -428,14 +759,22 @@ def apply_plan(
             owner = animdata.fcurve_owner(use)
             for prop, size in layout(plan.source):
                 animdata.remove_fcurves(owner, animdata.bone_data_path(plan.name, prop), size)
-        _switch_mode(obj.pose.bones[plan.name], plan)
+        pose_bone = obj.pose.bones[plan.name]
+        _switch_mode(pose_bone, plan)
+        written: list[bpy.types.FCurve] = []
         for track in plan.tracks:
             owner = animdata.fcurve_owner(track.use, ensure=True)
             if track.interpolation is None:
-                total += _write_reduced(owner, plan.name, plan.target, track, tolerance)
+                count, fcurves = _write_reduced(owner, plan.name, plan.target, track, tolerance)
             else:
-                _write_track(owner, plan.name, plan.target, track, np.ones(len(track.times), bool))
-                total += len(track.times)
+                mask = np.ones(len(track.times), dtype=bool)
+                count, fcurves = len(track.times), _write_track(
+                    owner, plan.name, plan.target, track, mask
+                )
+            total += count
+            written.extend(fcurves)
+        if plan.target == "SWING_TWIST" and plan.unlimited:
+            plan.widened = widen_limits(pose_bone, written, plan.static)
         if progress is not None:
             progress((done + 1) / len(plans))
     obj.update_tag()
