@@ -224,18 +224,29 @@ def write_keys(
     co[:, 0] = times
     co[:, 1] = values
     points.foreach_set("co", co.ravel())
-    if interpolation is None:
-        interpolation = np.full(n, fcurve_math.BEZIER)
-    points.foreach_set("interpolation", np.asarray(interpolation, dtype=np.int32))
+    # New keys all get the user's default interpolation and handle types (preferences):
+    # set each attribute in bulk unless every key already has the wanted value.
     handle_type = HANDLE_AUTO_CLAMPED if handles is None else HANDLE_FREE
-    types = np.full(n, handle_type, dtype=np.int32)
-    points.foreach_set("handle_left_type", types)
-    points.foreach_set("handle_right_type", types)
+    wanted = (
+        ("interpolation", fcurve_math.BEZIER if interpolation is None else interpolation),
+        ("handle_left_type", handle_type),
+        ("handle_right_type", handle_type),
+    )
+    for attribute, value in wanted:
+        codes = np.broadcast_to(np.asarray(value, dtype=np.int32), (n,))
+        if n and ((codes != codes[0]).any() or _enum_code(points[0], attribute) != codes[0]):
+            points.foreach_set(attribute, np.ascontiguousarray(codes))
     if handles is not None:
         points.foreach_set("handle_left", np.asarray(handles[0], dtype=np.float32).ravel())
         points.foreach_set("handle_right", np.asarray(handles[1], dtype=np.float32).ravel())
     fcurve.update()
     return fcurve
+
+
+def _enum_code(point: bpy.types.Keyframe, attribute: str) -> int:
+    """The integer code of one keyframe's enum attribute, as ``foreach_get`` gives it."""
+    items = point.bl_rna.properties[attribute].enum_items  # type: ignore[attr-defined]
+    return int(items[getattr(point, attribute)].value)
 
 
 def remove_fcurves(owner: compat.FCurveOwner | None, data_path: str, size: int) -> int:
