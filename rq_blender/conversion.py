@@ -475,15 +475,37 @@ def joint_limits(pose_bone: bpy.types.PoseBone) -> tuple[np.ndarray, np.ndarray]
     return limits[0], limits[1]
 
 
-def _read_source(use, bone: str, mode: str, static: np.ndarray):
-    """The source channels of ``bone`` in ``use`` and an evaluator of its values, or None."""
+def posed_values(pose_bone: bpy.types.PoseBone, mode: str, values: np.ndarray) -> np.ndarray:
+    """The channel values (..., k) the bone is actually posed at.
+
+    Swing/twist bones are posed by their drivers at the swing scaled radially into the limit
+    ellipse and the twist clamped to its range (`bone_modes`); stored values outside the
+    limits are read as those. Every other mode is posed at its values as they are.
+    """
+    if mode != "SWING_TWIST":
+        return values
+    (a, b), (low, high) = joint_limits(pose_bone)
+    swing = rq.scale_swing_into_ellipse(values[..., :2], a, b)
+    twist = rq.clamp_twist(values[..., 2], low, high)
+    return np.concatenate([swing, twist[..., None]], axis=-1)
+
+
+def _read_source(use, pose_bone: bpy.types.PoseBone, mode: str, static: np.ndarray):
+    """The source channels of the bone in ``use`` and an evaluator of the values it is posed
+    at (`posed_values`), or None when the action does not key it."""
     owner = animdata.fcurve_owner(use)
     channels: list[animdata.Channel | None] = []
     for prop, size in layout(mode):
-        channels.extend(animdata.read_channels(owner, animdata.bone_data_path(bone, prop), size))
+        path = animdata.bone_data_path(pose_bone.name, prop)
+        channels.extend(animdata.read_channels(owner, path, size))
     if all(c is None for c in channels):
         return None
-    return channels, lambda t: animdata.evaluate_channels(channels, static.tolist(), t)
+
+    def evaluate(t: np.ndarray) -> np.ndarray:
+        values = animdata.evaluate_channels(channels, static.tolist(), t)
+        return posed_values(pose_bone, mode, values)
+
+    return channels, evaluate
 
 
 def _interpolation_at(channels: Sequence[animdata.Channel | None], times: np.ndarray):
@@ -536,12 +558,12 @@ def plan_conversion(
         entering = source not in bone_modes.ADDON_MODES and target in bone_modes.ADDON_MODES
         if entering and drivers.bone_drivers(pose_bone):
             raise ValueError(f"bone '{name}': its rotation is already driven by other drivers")
-        static = static_values(pose_bone, source)
+        static = posed_values(pose_bone, source, static_values(pose_bone, source))
         plan = BonePlan(name, source, target, np.empty(0))
         plans.append(plan)
         statics.append((source, static))
         for use in uses:
-            found = _read_source(use, name, source, static)
+            found = _read_source(use, pose_bone, source, static)
             if found is None:
                 continue
             channels, evaluate = found

@@ -66,7 +66,9 @@ def _decompose(q, twist_at_pi=None):
     sz = -st * x + ct * z
     n = np.hypot(sx, sz)
     ang = 2.0 * np.arctan2(n, cs)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    # Both branches are computed; the one np.where discards may divide by zero or, for a
+    # denormal cs, overflow (found by hypothesis at q = (0, 0, 2e-311, 1)): silence both.
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         f = np.where(n > 0, ang / n, 2.0 / np.where(cs > 0, cs, 1.0))
     swing = np.stack([sx * f, sz * f], axis=-1)
     # rounding can give exactly -pi (w tiny, y < 0): the same rotation as +pi
@@ -209,14 +211,19 @@ def clamp_swing_ellipse(swing, a, b):
 def scale_swing_into_ellipse(swing, a, b):
     """Radial scaling into the ellipse: ``r / max(1, sqrt((r_x/a)^2 + (r_z/b)^2))``, (..., 2).
 
-    Not the closest point, but what a Blender driver can compute as a simple expression.
-    Requires ``a > 0`` and ``b > 0``.
+    Not the closest point, but what a Blender driver can compute as a simple expression: the
+    swing a bone in swing/twist mode is posed at. A zero semi-axis is the formula's limit: a
+    swing with a component along it scales to zero (the add-on's drivers use
+    ``max(a, 1e-12)``, which differs by at most 1e-12 rad); on the remaining segment the
+    scaling is radial as usual, and ``a = b = 0`` allows no swing at all.
     """
     swing = as_vectors(swing, "swing", 2)
     a, b = _limits(a, b)
-    if np.any(a == 0) or np.any(b == 0):
-        raise ValueError("scale_swing_into_ellipse needs a > 0 and b > 0")
-    k = np.sqrt((swing[..., 0] / a) ** 2 + (swing[..., 1] / b) ** 2)
+    # r/0 = inf scales to zero below; 0/0 (computed, then discarded by np.where) is silent.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio_x = np.where(swing[..., 0] == 0.0, 0.0, swing[..., 0] / a)
+        ratio_z = np.where(swing[..., 1] == 0.0, 0.0, swing[..., 1] / b)
+    k = np.hypot(ratio_x, ratio_z)
     return swing / np.maximum(1.0, k)[..., None]
 
 

@@ -98,3 +98,29 @@ def test_extra_revolutions_at_the_first_key_are_kept(addon):
     assert bpy.ops.pose.rq_set_mode(mode="SWING_TWIST", strategy="KEYS") == {"FINISHED"}
     twist = _curve_values(obj, 'pose.bones["B"]["rq_twist"]', 0)
     assert np.allclose(twist, [TWO_PI + 0.3, TWO_PI + 0.5], atol=1e-5)
+
+
+def test_swing_twist_keys_outside_the_limits_convert_to_the_pose_blender_shows(addon):
+    """Stored values outside the limits are posed clamped (radial swing scaling, twist
+    clamp); leaving swing/twist and baking keep that pose, not the raw values."""
+    obj = rigs.armature(["A"])
+    pose_bone = obj.pose.bones["A"]
+    bpy.ops.pose.rq_set_mode(mode="SWING_TWIST")
+    pose_bone["rq_swing_limit"] = (0.6, 0.0)  # a hinge about X: a = 0.6, b = 0
+    pose_bone["rq_twist_limit"] = (-0.2, 0.3)
+    keys = {1: ((0.2, 0.0), 0.1), 11: ((1.4, 0.0), -0.9), 21: ((0.9, 0.7), 0.8),
+            31: ((-2.0, 0.0), 0.25)}
+    for frame, (swing, twist) in keys.items():
+        pose_bone["rq_swing"], pose_bone["rq_twist"] = swing, twist
+        pose_bone.keyframe_insert('["rq_swing"]', frame=frame)
+        pose_bone.keyframe_insert('["rq_twist"]', frame=frame)
+    frames = range(1, 32)
+    before = rigs.pose_matrices(obj, frames)
+    # The drivers do clamp: frame 21's swing has a component off the hinge, so no swing.
+    bpy.context.scene.frame_set(21)
+    posed = np.array(pose_bone.matrix_basis.to_quaternion())
+    expected = addon.rq_rotation.swing_twist_to_quat([0.0, 0.0], 0.3)
+    assert min(np.abs(posed - expected).max(), np.abs(posed + expected).max()) < 1e-6
+    assert bpy.ops.pose.rq_set_mode(mode="QUATERNION", strategy="SAMPLED",
+                                    tolerance=0.0) == {"FINISHED"}
+    _assert_close(before, rigs.pose_matrices(obj, frames), "to quaternion")

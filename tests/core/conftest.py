@@ -10,6 +10,13 @@ settings.load_profile("core")
 TWO_PI = 2.0 * math.pi
 
 
+def pytest_collection_modifyitems(items):
+    """The core promises no floating-point warnings for any input: make them failures."""
+    for item in items:
+        if "tests/core/" in str(item.path).replace("\\", "/"):
+            item.add_marker(pytest.mark.filterwarnings("error::RuntimeWarning"))
+
+
 def random_unit(rng, n):
     u = rng.normal(size=(n, 3))
     return u / np.linalg.norm(u, axis=1, keepdims=True)

@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 from conftest import TWO_PI, random_unit
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 import rq_rotation as rq
@@ -37,6 +37,7 @@ quats = st.lists(st.floats(-1, 1), min_size=4, max_size=4).filter(
 
 
 @given(quats)
+@example([0.0, 0.0, 2.225073858507e-311, 1.0])  # a denormal cos(swing/2): no warning, exact
 def test_swing_twist_round_trip(q):
     q = np.array(q) / np.linalg.norm(q)
     sw, tw = rq.quat_to_swing_twist(q)
@@ -120,6 +121,20 @@ def test_ellipse_degenerate_and_scaling():
     np.testing.assert_allclose(rq.clamp_swing_ellipse([2.0, 3.0], 0.0, 0.0), [0.0, 0.0])
     s = rq.scale_swing_into_ellipse([[2.0, 0.0], [0.1, 0.1]], 1.0, 0.5)
     np.testing.assert_allclose(s, [[1.0, 0.0], [0.1, 0.1]])
-    with pytest.raises(ValueError, match="a > 0"):
-        rq.scale_swing_into_ellipse([1.0, 1.0], 0.0, 1.0)
     np.testing.assert_allclose(rq.clamp_twist([-3.0, 0.1, 3.0], -1.0, 2.0), [-1.0, 0.1, 2.0])
+
+
+def test_radial_scaling_with_a_zero_semi_axis_is_the_formulas_limit():
+    """a = 0: a swing off the segment scales to zero (what r/max(1, |r/a|) tends to); on the
+    segment it scales radially onto [-b, b]; a = b = 0 allows nothing. No warnings."""
+    swings = [[1.0, 1.0], [0.0, 3.0], [0.0, 0.2], [1e-300, 0.0], [0.0, 0.0]]
+    with np.errstate(all="raise"):
+        scaled = rq.scale_swing_into_ellipse(swings, 0.0, 1.0)
+        nothing = rq.scale_swing_into_ellipse(swings, 0.0, 0.0)
+    np.testing.assert_array_equal(scaled, [[0, 0], [0, 1.0], [0, 0.2], [0, 0], [0, 0]])
+    np.testing.assert_array_equal(nothing, np.zeros((5, 2)))
+    tiny = 1e-12  # the drivers' stand-in for a zero semi-axis
+    near_limit = rq.scale_swing_into_ellipse(swings, tiny, 1.0)
+    np.testing.assert_allclose(near_limit, scaled, atol=1e-12)
+    with pytest.raises(ValueError, match=">= 0"):
+        rq.scale_swing_into_ellipse([1.0, 1.0], -1.0, 1.0)
