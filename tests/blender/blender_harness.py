@@ -80,12 +80,16 @@ def registration_snapshot() -> dict[str, frozenset[str]]:
             if cls.__module__.startswith(ADDON_MODULE) and getattr(cls, "is_registered", False):
                 registered.append(f"{cls.__module__}.{cls.__qualname__}")
     snapshot["registered_classes"] = frozenset(registered)
+    # Draw functions appended to menus and panels. The first append makes Blender wrap the
+    # menu's own draw in a list that stays after removal, so only functions that are not
+    # Blender's own count.
     menus = []
     for name in dir(types):
         cls = getattr(types, name)
-        funcs = getattr(getattr(cls, "draw", None), "_draw_funcs", None)
-        if funcs:
-            menus.extend(f"{name}:{getattr(f, '__module__', '')}.{f.__qualname__}" for f in funcs)
+        for func in getattr(getattr(cls, "draw", None), "_draw_funcs", None) or ():
+            module = getattr(func, "__module__", "") or ""
+            if not module.startswith(("bl_ui", "bl_operators", "bpy_types", "_bpy_types")):
+                menus.append(f"{name}:{module}.{func.__qualname__}")
     snapshot["menu_entries"] = frozenset(menus)
     return snapshot
 
