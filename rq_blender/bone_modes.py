@@ -14,10 +14,11 @@ Parameter conventions (radians, the bone's local axes):
 * ``'SWING_TWIST'``: ``pose_bone["rq_swing"]``, 2 floats ``(r_x, r_z)``, the swing's rotation
   vector ``(r_x, 0, r_z)``; ``pose_bone["rq_twist"]``, one float (a scalar property), the
   twist about the bone's Y. The rotation is ``swing * twist``: the twist acts first.
-  Limits: ``pose_bone["rq_swing_limit"] = [a, b]`` (semi-axes about X and Z, in [0, pi]) and
-  ``pose_bone["rq_twist_limit"] = [min, max]``; at evaluation the swing is scaled radially
-  into the ellipse and the twist clamped. The defaults (pi, pi) and (-pi, pi) clamp nothing
-  for a swing of at most pi and a twist in [-pi, pi].
+  Limits: ``pose_bone["rq_swing_limit"] = [a, b]`` (semi-axes about X and Z, at most 2 pi:
+  the drivers pose swings shorter than 2 pi, and converting a spinning bone may widen the
+  limits past pi) and ``pose_bone["rq_twist_limit"] = [min, max]``; at evaluation the swing
+  is scaled radially into the ellipse and the twist clamped. The defaults (pi, pi) and
+  (-pi, pi) clamp nothing for a swing of at most pi and a twist in [-pi, pi].
 
 Limits stay on the bone when it leaves swing/twist mode (they are inert without the drivers),
 so a bone switched away and back keeps its joint limits.
@@ -248,7 +249,8 @@ def _set_property(pose_bone: bpy.types.PoseBone, name: str, value: float | Seque
     ui: Any = pose_bone.id_properties_ui(name)  # the stubs say None: it is a UI manager
     ui.update(subtype='ANGLE', description=_DESCRIPTIONS[name], precision=4)
     if name == "rq_swing_limit":
-        ui.update(min=0.0, max=math.pi, soft_min=0.0, soft_max=math.pi)
+        # Joints live within pi (the slider's range); widened limits may reach 2 pi.
+        ui.update(min=0.0, max=2.0 * math.pi, soft_min=0.0, soft_max=math.pi)
     pose_bone.property_overridable_library_set(f'["{name}"]', True)
 
 

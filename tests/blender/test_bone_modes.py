@@ -50,6 +50,9 @@ def test_properties_carry_ui_data_and_are_overridable(addon):
         ui = pose_bone.id_properties_ui(name).as_dict()
         assert ui["subtype"] == 'ANGLE' and ui["description"], name
         assert pose_bone.is_property_overridable_library(f'["{name}"]'), name
+    limit_ui = pose_bone.id_properties_ui("rq_swing_limit").as_dict()
+    # A widened limit (a converted spin) up to 2 pi survives an edit in the UI.
+    assert limit_ui["min"] == 0.0 and limit_ui["max"] == pytest.approx(2 * math.pi)
     assert modes.parameter_values(pose_bone, "SWING_TWIST") == pytest.approx((0.1, 0.2, 0.3))
 
 
