@@ -3,8 +3,16 @@
 through `rq_blender`, and report what they did."""
 
 from ..rq_blender.registration import register_modules_factory
-from . import bake, compare, continuity_filter, reparameterize, set_mode, spline_interpolate
+from . import (
+    bake,
+    compare,
+    continuity_filter,
+    posing,
+    reparameterize,
+    set_mode,
+    spline_interpolate,
+)
 
 register, unregister = register_modules_factory(
-    (set_mode, bake, continuity_filter, reparameterize, spline_interpolate, compare)
+    (set_mode, bake, continuity_filter, reparameterize, spline_interpolate, compare, posing)
 )

@@ -8,7 +8,9 @@ own R runs), and behaves like Blender's rotate: the mouse turns the selection ab
 axis around the bones' median point (each bone about its own joint), R again switches to
 trackball, X/Y/Z constrain to the global axis and again to each bone's local axis, typed
 numbers set the angle in degrees (- negates, Backspace deletes), LMB/Enter/Space confirm,
-RMB/Esc cancel, auto-keying keys the changed channels. Every mouse move writes the bones'
+RMB/Esc cancel, auto-keying keys the changed channels. The rotate gizmo's dials
+(``panels/gizmo.py``) start it too, with an axis constraint in the gizmo's orientation (or
+trackball) and confirm on release. Every mouse move writes the bones'
 parameters (ID properties), so the panels, drivers and viewport follow continuously:
 
 - RQ bones get the rotation vector closest to the previously written one
@@ -18,7 +20,8 @@ parameters (ID properties), so the panels, drivers and viewport follow continuou
   range, so stored values respect the limits and the bone stops at them;
 - selected bones in native modes rotate along (their ``matrix_basis``).
 
-The whole drag is one undo step.
+The whole drag is one undo step. The class is registered with the other operators; its keymap
+entry (R in the Pose keymap) is registered with the UI, in ``panels/keymap.py``.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import Any, cast
 
 import bpy
 import numpy as np
+from bpy.props import BoolProperty, EnumProperty, FloatVectorProperty
 from bpy_extras import view3d_utils
 from mathutils import Matrix, Quaternion, Vector
 
@@ -51,6 +55,19 @@ NUMERIC_KEYS = {
 }
 CONFIRM = {"LEFTMOUSE", "RET", "NUMPAD_ENTER", "SPACE"}
 CANCEL = {"RIGHTMOUSE", "ESC"}
+# How the rotation starts (the gizmo's dials set these; R leaves the defaults: free, about the
+# view axis). Every one is SKIP_SAVE, so a gizmo drag never changes what the next R does.
+CONSTRAINT_ITEMS = (
+    ('NONE', "None", "Free rotation about the view axis"),
+    ('X', "X", "About the X axis of the orientation"),
+    ('Y', "Y", "About the Y axis of the orientation"),
+    ('Z', "Z", "About the Z axis of the orientation"),
+)
+ORIENT_ITEMS = (
+    ('GLOBAL', "Global", "World axes"),
+    ('LOCAL', "Local", "Each bone's own posed axes"),
+    ('MATRIX', "Matrix", "The axes given in Orientation Matrix (rows: X, Y, Z in world space)"),
+)
 
 
 @dataclass
@@ -100,6 +117,36 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
     bl_label = "Rotate (RQ)"
     bl_options = {'REGISTER', 'UNDO', 'BLOCKING', 'GRAB_CURSOR'}
 
+    constraint_axis: EnumProperty(  # type: ignore[valid-type]
+        name="Constraint Axis", items=CONSTRAINT_ITEMS, default='NONE',
+        description="Start constrained to this axis", options={'SKIP_SAVE'},
+    )
+    orient_type: EnumProperty(  # type: ignore[valid-type]
+        name="Orientation", items=ORIENT_ITEMS, default='GLOBAL',
+        description="Orientation of the constraint axis", options={'SKIP_SAVE'},
+    )
+    orient_matrix: FloatVectorProperty(  # type: ignore[valid-type]
+        name="Orientation Matrix", size=9, default=(1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0),
+        description="World axes X, Y, Z (row by row) when the orientation is Matrix",
+        options={'SKIP_SAVE'},
+    )
+    center: FloatVectorProperty(  # type: ignore[valid-type]
+        name="Center", size=3, subtype='XYZ', options={'SKIP_SAVE'},
+        description="World point the mouse turns about (with Use Center; else the bones' median)",
+    )
+    use_center: BoolProperty(  # type: ignore[valid-type]
+        name="Use Center", default=False, options={'SKIP_SAVE'},
+        description="Measure the mouse's turn about Center (the gizmo's centre)",
+    )
+    use_trackball: BoolProperty(  # type: ignore[valid-type]
+        name="Trackball", default=False, description="Start in trackball mode",
+        options={'SKIP_SAVE'},
+    )
+    release_confirm: BoolProperty(  # type: ignore[valid-type]
+        name="Confirm on Release", default=False, options={'SKIP_SAVE'},
+        description="Confirm when the mouse button that started the rotation is released",
+    )
+
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
         if context.mode != 'POSE' or context.area is None or context.area.type != 'VIEW_3D':
@@ -128,15 +175,21 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
                 obj.name, pose_bone.name, mode, world.to_quaternion(),
                 pose_bone.matrix_basis.to_quaternion(), start, dict(start)))
             heads.append(world.translation)
-        centre = sum(heads, Vector()) / len(heads)
+        centre = Vector(self.center) if self.use_center else sum(heads, Vector()) / len(heads)
         pivot = view3d_utils.location_3d_to_region_2d(region, view, centre)
         self.pivot = Vector((region.width / 2, region.height / 2)) if pivot is None else pivot
         self.view_rotation = view.view_rotation.copy()
         self.mouse = self.start_mouse = Vector((event.mouse_region_x, event.mouse_region_y))
         self.angle = 0.0  # accumulated mouse angle about the pivot, counter-clockwise
         self.trackball = Vector((0.0, 0.0))
-        self.mode = "VIEW"  # or "TRACKBALL", "GLOBAL", "LOCAL"
+        self.mode = "VIEW"  # or "TRACKBALL", "GLOBAL", "LOCAL", "MATRIX"
         self.axis = "Z"
+        m = list(self.orient_matrix)
+        self.orient = Matrix((m[0:3], m[3:6], m[6:9])).transposed()  # columns: the axes
+        if self.use_trackball:
+            self.mode = "TRACKBALL"
+        elif self.constraint_axis != 'NONE':
+            self.mode, self.axis = self.orient_type, self.constraint_axis
         self.typed = ""
         self.limited = False
         cast(Any, context.window_manager).modal_handler_add(self)
@@ -149,7 +202,8 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
         kind, pressed = event.type, event.value == 'PRESS'
         if kind == 'MOUSEMOVE':
             self._mouse_moved(Vector((event.mouse_region_x, event.mouse_region_y)))
-        elif pressed and kind in CONFIRM:
+        elif (pressed and kind in CONFIRM) or (
+                self.release_confirm and kind == 'LEFTMOUSE' and event.value == 'RELEASE'):
             return self._finish(context, confirm=True)
         elif pressed and kind in CANCEL:
             return self._finish(context, confirm=False)
@@ -180,7 +234,7 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
         """X/Y/Z: global axis, the same key again: local axis, a third time: free."""
         if self.mode in {"VIEW", "TRACKBALL"} or axis != self.axis:
             self.mode, self.axis = "GLOBAL", axis
-        elif self.mode == "GLOBAL":
+        elif self.mode in {"GLOBAL", "MATRIX"}:
             self.mode = "LOCAL"
         else:
             self.mode = "VIEW"
@@ -207,10 +261,12 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
             up = self.view_rotation @ Vector((0.0, 1.0, 0.0))
             dx, dy = self._trackball_angles()
             return Quaternion(up, dx) @ Quaternion(right, -dy)
-        if self.mode in {"GLOBAL", "LOCAL"}:
+        if self.mode in {"GLOBAL", "LOCAL", "MATRIX"}:
             axis = AXES[self.axis].copy()
             if self.mode == "LOCAL":
                 axis = state.joint @ axis
+            elif self.mode == "MATRIX":
+                axis = (self.orient @ axis).normalized()
             if typed is not None:
                 return Quaternion(axis, typed)
             # The mouse turns the bone the way it turns on screen, whichever way the axis points.
@@ -264,7 +320,7 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
         else:
             angle = f"{math.degrees(-self.angle if typed is None else typed):.2f}°"
         along = {"VIEW": "", "TRACKBALL": " (trackball)", "GLOBAL": f" along global {self.axis}",
-                 "LOCAL": f" along local {self.axis}"}[self.mode]
+                 "LOCAL": f" along local {self.axis}", "MATRIX": f" along {self.axis}"}[self.mode]
         limit = "  at the joint limits" if self.limited else ""
         area = context.area
         if area is not None:
@@ -307,25 +363,4 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
             pose_bone.keyframe_insert(path, group=pose_bone.name)
 
 
-_keymap_items: list[tuple[Any, Any]] = []
-_register_classes, _unregister_classes = register_classes_factory((POSE_OT_rq_rotate,))
-
-
-def register() -> None:
-    _register_classes()
-    window_manager = bpy.context.window_manager
-    keyconfig = window_manager.keyconfigs.addon if window_manager is not None else None
-    if keyconfig is None:  # background Blender has no add-on keyconfig
-        return
-    keymap = keyconfig.keymaps.new(name="Pose", space_type='EMPTY')
-    # Ahead of Blender's own R in the Pose keymap; its poll lets R fall through to
-    # transform.rotate when no selected bone is in an add-on mode.
-    _keymap_items.append((keymap, keymap.keymap_items.new(POSE_OT_rq_rotate.bl_idname,
-                                                          'R', 'PRESS')))
-
-
-def unregister() -> None:
-    while _keymap_items:
-        keymap, item = _keymap_items.pop()
-        keymap.keymap_items.remove(item)
-    _unregister_classes()
+register, unregister = register_classes_factory((POSE_OT_rq_rotate,))
