@@ -241,3 +241,32 @@ def rotating() -> dict[str, Any] | None:
             return {"mode": operator.mode, "axis": operator.axis, "typed": operator.typed,
                     "mouse": list(operator.mouse)}
     return None
+
+
+def dial_point(axis: str, angle_degrees: float) -> list[int]:
+    """X screen position of the point at ``angle_degrees`` on the rotate gizmo's ``axis`` dial
+    (global orientation, median of the selected bones' joints), ring radius as Blender draws
+    it: ``gizmo_size`` pixels at the centre's depth."""
+    from bpy_extras import view3d_utils
+
+    view = area("VIEW_3D")
+    region = next(r for r in view.regions if r.type == 'WINDOW')
+    rv3d = view.spaces.active.region_3d
+    obj = bpy.context.object
+    heads = [obj.matrix_world @ pb.head for pb in obj.pose.bones
+             if (pb.select if bpy.app.version >= (5, 0, 0) else pb.bone.select)]
+    centre = sum(heads, Vector()) / len(heads)
+    # Pixels per world unit at the centre's depth, along the view's right axis.
+    right = rv3d.view_rotation @ Vector((1.0, 0.0, 0.0))
+    a = view3d_utils.location_3d_to_region_2d(region, rv3d, centre)
+    b = view3d_utils.location_3d_to_region_2d(region, rv3d, centre + 1e-3 * right)
+    radius = bpy.context.preferences.view.gizmo_size * bpy.context.preferences.system.ui_scale
+    world_radius = radius / ((b - a).length / 1e-3)
+    normal = {"X": 0, "Y": 1, "Z": 2}[axis]
+    u, v = (Vector(row) for i, row in enumerate(((1, 0, 0), (0, 1, 0), (0, 0, 1))) if i != normal)
+    t = math.radians(angle_degrees)
+    point = centre + world_radius * (math.cos(t) * u + math.sin(t) * v)
+    screen = view3d_utils.location_3d_to_region_2d(region, rv3d, point)
+    window = bpy.context.window_manager.windows[0]
+    return [round(region.x + screen.x), round(window.height - (region.y + screen.y)),
+            round(region.x + a.x), round(window.height - (region.y + a.y))]

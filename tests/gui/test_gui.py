@@ -331,3 +331,81 @@ def test_swing_twist_bone_stops_at_its_limits_and_auto_keys(gui, chain):
                      ['pose.bones["UpperArm"]["rq_swing"]', 1],
                      ['pose.bones["UpperArm"]["rq_twist"]', 0]]
     assert_no_python_error(gui, since)
+
+
+# -- the rotate gizmo ------------------------------------------------------------------------
+
+def drag_dial(gui, bone: str, axis: str, at_degrees: float, sweep_degrees: float,
+              steps: int = 5) -> tuple[dict, list[tuple[dict, dict]], dict]:
+    """With the Rotate tool, press on ``bone``'s ``axis`` dial at ``at_degrees`` around it,
+    drag the mouse ``sweep_degrees`` around the gizmo's centre in ``steps`` and release.
+    Returns the bone's state before, (operator state, bone state) at each step, and after."""
+    gui.run(
+        "obj = bpy.data.objects['Chain']\n"
+        f"gui_scenes.select(obj, [{bone!r}], active={bone!r})\n"
+        "with gui_scenes.override('VIEW_3D'):\n"
+        "    bpy.ops.wm.tool_set_by_id(name='builtin.rotate')\n"
+        "gui_scenes.redraw()\n"
+    )
+    before = gui.run(f"result = gui_scenes.bone_state({bone!r})")
+    x, y, cx, cy = gui.run(f"result = gui_scenes.dial_point({axis!r}, {at_degrees})")
+    radius, start = np.hypot(x - cx, y - cy), np.arctan2(y - cy, x - cx)
+    gui.xdotool("mousemove", str(x), str(y), "sleep", "0.5", "mousedown", "1")
+    seen = []
+    operator = gui.run(f"result = {ROTATING}")
+    try:
+        for k in range(1, steps + 1):
+            # Screen y points down: a positive sweep turns clockwise on screen.
+            t = start + np.radians(sweep_degrees) * k / steps
+            gui.xdotool("mousemove", str(round(cx + radius * np.cos(t))),
+                        str(round(cy + radius * np.sin(t))))
+            operator = wait_for_change(gui, ROTATING, operator)
+            seen.append((operator, gui.run(f"result = gui_scenes.bone_state({bone!r})")))
+        gui.screenshot(f"gizmo-drag-{axis.lower()}")
+    finally:
+        gui.xdotool("mouseup", "1")
+        wait_for_change(gui, ROTATING, operator)
+        gui.run("with gui_scenes.override('VIEW_3D'):\n"
+                "    bpy.ops.wm.tool_set_by_id(name='builtin.select_box')\n")
+    return before, seen, gui.run(f"result = gui_scenes.bone_state({bone!r})")
+
+
+def test_rotate_gizmo_dial_drags_an_rq_bone_continuously(gui, chain):
+    """Dragging the Rotate tool's Z dial runs pose.rq_rotate (not Blender's transform.rotate,
+    which cannot move a driven bone) about global Z, writing the vector at every step."""
+    since = len(gui.log_text())
+    gui.run("pb = bpy.data.objects['Chain'].pose.bones['Spine']\n"
+            "pb['rq_vector'] = [0.35, 0.2, 0.6]\npb.id_data.update_tag()")
+    before, seen, after = drag_dial(gui, "Spine", "Z", 215.0, 40.0)
+    assert all(op is not None and (op["mode"], op["axis"]) == ("GLOBAL", "Z") for op, _ in seen)
+    vectors = [before["rq_vector"]] + [state["rq_vector"] for _, state in seen]
+    jumps = np.linalg.norm(np.diff(vectors, axis=0), axis=1)
+    assert np.all(jumps > 0.0) and np.all(jumps < 0.3), jumps  # every step, never a flip
+    for _, state in seen:
+        assert same_rotation(state["parameter_quat"], state["basis"])  # the pose follows
+    # Released: confirmed, and the bone turned about world Z by the mouse's sweep on screen.
+    assert after["rq_vector"] == vectors[-1]
+    turn = np.array(after["matrix"]) @ np.array(before["matrix"]).T
+    np.testing.assert_allclose(turn[2], [0.0, 0.0, 1.0], atol=1e-5)
+    angle = np.degrees(np.arctan2(turn[1, 0], turn[0, 0]))
+    assert abs(abs(angle) - 40.0) < 2.0, angle
+    assert same_rotation(after["parameter_quat"], after["basis"])
+    assert_no_python_error(gui, since)
+
+
+def test_rotate_gizmo_dial_respects_swing_twist_limits(gui, chain):
+    """The X dial on a swing/twist bone: continuous, and the stored swing stays in its ellipse."""
+    since = len(gui.log_text())
+    gui.run("pb = bpy.data.objects['Chain'].pose.bones['UpperArm']\n"
+            "pb['rq_swing'] = [0.0, 0.0]\npb['rq_twist'] = 0.0\npb.id_data.update_tag()")
+    before, seen, after = drag_dial(gui, "UpperArm", "X", 200.0, 120.0, steps=6)
+    assert all(op is not None and (op["mode"], op["axis"]) == ("GLOBAL", "X") for op, _ in seen)
+    swings = [before["rq_swing"]] + [state["rq_swing"] for _, state in seen]
+    assert np.all(np.linalg.norm(np.diff(swings, axis=0), axis=1) < 0.6)
+    a, b = after["rq_swing_limit"]
+    for _, state in [*seen, (None, after)]:
+        sx, sz = state["rq_swing"]
+        assert (sx / a) ** 2 + (sz / b) ** 2 <= 1.0 + 1e-5  # inside the ellipse
+        assert same_rotation(state["parameter_quat"], state["basis"])
+    assert after["rq_swing"] != before["rq_swing"]
+    assert_no_python_error(gui, since)
