@@ -270,3 +270,99 @@ def dial_point(axis: str, angle_degrees: float) -> list[int]:
     window = bpy.context.window_manager.windows[0]
     return [round(region.x + screen.x), round(window.height - (region.y + screen.y)),
             round(region.x + a.x), round(window.height - (region.y + a.y))]
+
+
+# -- undo and redo -------------------------------------------------------------------------
+
+def activate(name: str) -> Any:
+    """Make armature ``name`` the active, only selected object, in Pose mode."""
+    with override("VIEW_3D"):
+        if bpy.context.object is not None and bpy.context.object.mode != 'OBJECT':
+            bpy.ops.object.mode_set(mode='OBJECT')
+    obj = bpy.data.objects[name]
+    view_layer = bpy.context.view_layer
+    for other in view_layer.objects:
+        other.select_set(other == obj)
+    view_layer.objects.active = obj
+    with override("VIEW_3D"):
+        bpy.ops.object.mode_set(mode='POSE')
+    return obj
+
+
+def build_undo_rig() -> None:
+    """``UndoRig``: ``Root`` keyed as quaternions at frames 1, 10, 20 (turns of more than 180
+    degrees between keys), ``Tip`` unkeyed; both selected, in Pose mode. ``Chain`` is hidden."""
+    bpy.data.objects["Chain"].hide_set(True)
+    obj = _armature("UndoRig", [("Root", (0.0, 0.0, 0.0), (0.0, 0.0, 1.0), None),
+                                ("Tip", (0.0, 0.0, 1.0), (0.0, 0.0, 2.0), "Root")])
+    root = obj.pose.bones["Root"]
+    root.rotation_mode = 'QUATERNION'
+    for frame, euler in ((1, (0.3, 0.1, 0.2)), (10, (1.2, -0.4, 2.6)), (20, (-0.5, 2.9, 0.4))):
+        root.rotation_quaternion = Euler(euler).to_quaternion()
+        root.keyframe_insert("rotation_quaternion", frame=frame, group="Root")
+    bpy.context.scene.frame_set(5)
+    select(obj, ["Root", "Tip"], active="Root")
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if hasattr(value, "to_list"):
+        return value.to_list()
+    return value if isinstance(value, (int, float, str)) else repr(value)
+
+
+def rig_snapshot(name: str) -> dict[str, Any]:
+    """Everything undo must restore on armature ``name``: per bone the rotation mode, the
+    add-on's ID properties, the rotation channels and the evaluated pose; the F-curves with
+    their keys; the drivers with their expressions, variables and validity."""
+    from bl_ext.user_default.rq_rotations.rq_blender import bone_modes
+
+    bpy.context.view_layer.update()
+    obj = bpy.data.objects[name]
+    bones = {
+        pb.name: {
+            "mode": bone_modes.current_mode(pb),
+            "rotation_mode": pb.rotation_mode,
+            "props": {key: _plain(pb[key]) for key in sorted(pb.keys())},
+            "channels": [list(pb.rotation_quaternion), list(pb.rotation_axis_angle),
+                         list(pb.rotation_euler)],
+            "matrix": [list(row) for row in pb.matrix],
+        }
+        for pb in obj.pose.bones
+    }
+    data = obj.animation_data
+    action = data.action if data is not None else None
+    fcurves = sorted(
+        [fc.data_path, fc.array_index, [list(k.co) for k in fc.keyframe_points]]
+        for fc in (action.fcurves if action is not None else ())
+    )
+    drivers = sorted(
+        [fc.data_path, fc.array_index, fc.driver.type, fc.driver.expression, fc.driver.is_valid,
+         [[v.name, v.type, [t.data_path for t in v.targets]] for v in fc.driver.variables]]
+        for fc in (data.drivers if data is not None else ())
+    )
+    return {"bones": bones, "fcurves": fcurves, "drivers": drivers, "frame":
+            bpy.context.scene.frame_current}
+
+
+def undo_push(message: str) -> None:
+    with override("VIEW_3D"):
+        bpy.ops.ed.undo_push(message=message)
+
+
+def undo() -> None:
+    with override("VIEW_3D"):
+        bpy.ops.ed.undo()
+
+
+def redo() -> None:
+    with override("VIEW_3D"):
+        bpy.ops.ed.redo()
+
+
+def run_with_undo(operator: str, **properties: Any) -> str:
+    """Run ``bpy.ops.pose.<operator>`` as a button does: executed, with its undo step."""
+    with override("VIEW_3D"):
+        result = getattr(bpy.ops.pose, operator)('EXEC_DEFAULT', True, **properties)
+    return next(iter(result))

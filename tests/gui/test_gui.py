@@ -409,3 +409,106 @@ def test_rotate_gizmo_dial_respects_swing_twist_limits(gui, chain):
         assert same_rotation(state["parameter_quat"], state["basis"])
     assert after["rq_swing"] != before["rq_swing"]
     assert_no_python_error(gui, since)
+
+
+# -- undo and redo around each operator (issue 4; headless Blender cannot run ed.undo) ------
+
+def snapshot(gui) -> dict:
+    return gui.run("result = gui_scenes.rig_snapshot('UndoRig')")
+
+
+@pytest.fixture(scope="module")
+def undo_rig(gui, chain):
+    gui.run("gui_scenes.build_undo_rig()")
+    yield "UndoRig"
+    gui.run("bpy.data.objects['Chain'].hide_set(False)\ngui_scenes.activate('Chain')\n"
+            "bpy.data.objects['UndoRig'].hide_set(True)")
+
+
+def check_one_undo_step(gui, act) -> dict:
+    """Push the current state, ``act`` (one operator), then undo once: exactly the state
+    before; redo once: exactly the state after. Returns the state after."""
+    gui.run("gui_scenes.undo_push('before the operator')")
+    before = snapshot(gui)
+    act()
+    after = snapshot(gui)
+    assert after != before, "the operator changed nothing"
+    gui.run("gui_scenes.undo()")
+    assert snapshot(gui) == before
+    gui.run("gui_scenes.redo()")
+    assert snapshot(gui) == after
+    for state in (before, after):
+        assert all(driver[4] for driver in state["drivers"]), state["drivers"]  # all valid
+    return after
+
+
+def operator_step(gui, operator: str, bones: list[str], **properties):
+    def act():
+        result = gui.run(
+            "obj = bpy.data.objects['UndoRig']\n"
+            f"gui_scenes.select(obj, {bones!r}, active={bones[0]!r})\n"
+            f"result = gui_scenes.run_with_undo({operator!r}, **{properties!r})"
+        )
+        assert result == "FINISHED", result
+    return act
+
+
+def test_undo_redo_set_mode_to_rq_with_animation(gui, undo_rig):
+    after = check_one_undo_step(gui, operator_step(gui, "rq_set_mode", ["Root", "Tip"],
+                                                   mode="RQ"))
+    assert {bone["mode"] for bone in after["bones"].values()} == {"RQ"}
+    assert any('["rq_vector"]' in curve[0] for curve in after["fcurves"])
+
+
+def test_undo_redo_continuity_filter(gui, undo_rig):
+    # Put one key on the far side of the 2 pi shell (same rotation), for the filter to fix.
+    gui.run(
+        "import math\n"
+        "action = bpy.data.objects['UndoRig'].animation_data.action\n"
+        "curves = sorted((c for c in action.fcurves if 'Root' in c.data_path"
+        " and 'rq_vector' in c.data_path), key=lambda c: c.array_index)\n"
+        "v = [c.keyframe_points[1].co[1] for c in curves]\n"
+        "n = math.sqrt(sum(x * x for x in v))\n"
+        "for c, x in zip(curves, v):\n"
+        "    c.keyframe_points[1].co[1] = x - 2 * math.pi * x / n\n"
+        "    c.update()\n"
+    )
+    check_one_undo_step(gui, operator_step(gui, "rq_continuity_filter", ["Root"]))
+
+
+def test_undo_redo_reparameterize(gui, undo_rig):
+    gui.run("pb = bpy.data.objects['UndoRig'].pose.bones['Tip']\n"
+            "pb['rq_vector'] = [0.0, 0.0, 5.0]\npb.id_data.update_tag()")
+    after = check_one_undo_step(gui, operator_step(gui, "rq_reparameterize", ["Tip"]))
+    assert after["bones"]["Tip"]["props"]["rq_vector"][2] == pytest.approx(5.0 - 2 * np.pi)
+
+
+def test_undo_redo_rotate_drag(gui, undo_rig):
+    def act():
+        box = gui.run(
+            "obj = bpy.data.objects['UndoRig']\n"
+            "gui_scenes.select(obj, ['Tip'], active='Tip')\n"
+            "gui_scenes.redraw()\n"
+            "result = gui_scenes.window_box(gui_scenes.area('VIEW_3D'))\n"
+        )
+        x, y = box[0] + box[2] // 3, box[1] + box[3] // 3
+        gui.xdotool("mousemove", str(x), str(y), "sleep", "0.2", "key", "r")
+        state = wait_for_change(gui, ROTATING, None)
+        gui.xdotool("mousemove", str(x + 50), str(y - 30))
+        state = wait_for_change(gui, ROTATING, state)
+        gui.xdotool("key", "Return")
+        wait_for_change(gui, ROTATING, state)
+    check_one_undo_step(gui, act)
+
+
+def test_undo_redo_set_mode_to_swing_twist_and_back(gui, undo_rig):
+    for mode in ("SWING_TWIST", "QUATERNION", "RQ"):
+        after = check_one_undo_step(gui, operator_step(gui, "rq_set_mode", ["Root", "Tip"],
+                                                       mode=mode))
+        assert {bone["mode"] for bone in after["bones"].values()} == {mode}
+
+
+def test_undo_redo_bake(gui, undo_rig):
+    after = check_one_undo_step(gui, operator_step(gui, "rq_bake", ["Root", "Tip"]))
+    assert {bone["mode"] for bone in after["bones"].values()} == {"QUATERNION"}
+    assert not after["drivers"]
