@@ -71,7 +71,14 @@ from .rq import (
 )
 from .shells import reparameterize, shell_distance, shell_index
 from .spherical import slerp, slerp_keys, spherical_bezier, squad, squad_controls, squad_keys
-from .splines import KINDS, RQSpline, bezier_control_points, rq_spline
+from .splines import (
+    KINDS,
+    RQSpline,
+    bezier_control_points,
+    bezier_derivatives,
+    bezier_values,
+    rq_spline,
+)
 from .swing_twist import (
     clamp_swing_ellipse,
     clamp_twist,
@@ -95,6 +102,8 @@ __all__ = [
     "axis_angle_to_quat",
     "axis_angle_to_rq",
     "bezier_control_points",
+    "bezier_derivatives",
+    "bezier_values",
     "blender_axis_angle_to_quat",
     "blender_axis_angle_to_rq",
     "clamp_swing_ellipse",

@@ -17,11 +17,15 @@ shells, piece by piece:
    ``pi``, half a revolution, so that every piece is within one revolution with margin) is
    split by de Casteljau at equal parameter steps: the RQ curve is unchanged, the split points
    are the hidden keys.
-3. Group reparameterization. Each piece gets the shell index ``n = round(mid / 2 pi)`` of the
-   middle of its control points' norms and, if ``n != 0``, its end points are mapped with
-   ``f(v) = v - 2 pi n v/|v|`` and its end tangents with the differential of ``f``. The rotation
-   and the angular velocity at the piece ends are unchanged (C1 in rotation space); the
-   shape inside the piece is the Euclidean cubic of the new chart, away from the shell.
+3. Group reparameterization. A piece whose control points' norms come within
+   ``reparameterize_margin`` of a singular shell ``|v| = 2 pi k`` (k >= 1) gets the shell index
+   ``n = round(mid / 2 pi)`` of the middle of those norms and, if ``n != 0``, its end points
+   are mapped with ``f(v) = v - 2 pi n v/|v|`` and its end tangents with the differential of
+   ``f``. The rotation and the angular velocity at the piece ends are unchanged (C1 in
+   rotation space); the shape inside the piece is the Euclidean cubic of the new chart, away
+   from the shell. Pieces farther from every shell keep the keys' chart (the paper
+   reparameterizes to keep segments away from the shell, not beyond it): there the spline is
+   the plain Euclidean cubic of the keys as given, which an F-curve reproduces exactly.
    Where consecutive pieces use different charts the RQ values jump (same rotation):
    ``RQSpline.charts`` says where, ``RQSpline.hidden_keys`` lists the times.
 
@@ -40,7 +44,10 @@ from ._checks import as_scalars, as_vectors
 from .derivatives import rq_angular_velocity, rq_velocity
 from .rq import _rq_to_quat
 
-__all__ = ["KINDS", "RQSpline", "bezier_control_points", "rq_spline"]
+__all__ = [
+    "KINDS", "RQSpline", "bezier_control_points", "bezier_derivatives", "bezier_values",
+    "rq_spline",
+]
 
 TWO_PI = 2.0 * math.pi
 KINDS = ("catmull_rom", "hermite", "bezier", "bspline")
@@ -55,28 +62,48 @@ def _blossom(p, a, b, c):
     return pts[0]
 
 
+def bezier_values(control_points, u):
+    """Points of cubic Bezier curves, ``control_points`` (..., 4, 3) at parameters ``u`` (...)
+    in [0, 1] -> (..., 3) (de Casteljau: exactly the end points at 0 and 1, and exactly a
+    constant curve's value)."""
+    return _blossom(control_points, u, u, u)
+
+
+def bezier_derivatives(control_points, u):
+    """``d/du`` of cubic Bezier curves, ``control_points`` (..., 4, 3) at ``u`` (...) ->
+    (..., 3) (de Casteljau on the hodograph ``3 (p[j+1] - p[j])``)."""
+    d = 3.0 * np.diff(control_points, axis=-2)
+    u = np.asarray(u)[..., None]
+    a = d[..., 0, :] + u * (d[..., 1, :] - d[..., 0, :])
+    b = d[..., 1, :] + u * (d[..., 2, :] - d[..., 1, :])
+    return a + u * (b - a)
+
+
 def _bspline_to_bezier(times, keys):
-    k = len(times)
+    """Bezier control points (K-1, 4, 3) of the cubic B-spline with de Boor points ``keys``
+    and knots ``times`` (see the module docstring), all segments at once."""
     t = np.concatenate([[2 * times[0] - times[1], 3 * times[0] - 2 * times[1]][::-1], times,
                         [2 * times[-1] - times[-2], 3 * times[-1] - 2 * times[-2]]])
     # t[2 + i] == times[i]
     p = np.concatenate([[2 * keys[0] - keys[1]], keys, [2 * keys[-1] - keys[-2]]])
     # p[1 + i] == keys[i]
+    k = len(times)
+    window = np.arange(k - 1)[:, None]
+    tau = t[window + np.arange(6)]  # (K-1, 6): times[i-2] .. times[i+3]
+    d = p[window + np.arange(4)]  # (K-1, 4, 3): keys[i-1] .. keys[i+2]
+    lo, hi = tau[:, 2], tau[:, 3]
     segs = np.empty((k - 1, 4, 3))
-    for i in range(k - 1):
-        tau = t[i : i + 6]  # times[i-2] .. times[i+3]
-        d = p[i : i + 4]  # keys[i-1] .. keys[i+2]
-        lo, hi = tau[2], tau[3]
-        for m, us in enumerate(((lo, lo, lo), (lo, lo, hi), (lo, hi, hi), (hi, hi, hi))):
-            # de Boor's triangle with a different parameter per level (the blossom)
-            pts = list(d)
-            for r, u in enumerate(us, start=1):
-                new = list(pts)
-                for j in range(r, 4):
-                    left, right = tau[j - 1], tau[j + 3 - r]
-                    new[j] = ((right - u) * pts[j - 1] + (u - left) * pts[j]) / (right - left)
-                pts = new
-            segs[i, m] = pts[3]
+    for m, us in enumerate(((lo, lo, lo), (lo, lo, hi), (lo, hi, hi), (hi, hi, hi))):
+        # de Boor's triangle with a different parameter per level (the blossom)
+        pts = [d[:, j] for j in range(4)]
+        for r, u in enumerate(us, start=1):
+            new = list(pts)
+            for j in range(r, 4):
+                left, right = tau[:, j - 1], tau[:, j + 3 - r]
+                new[j] = (((right - u)[:, None] * pts[j - 1] + (u - left)[:, None] * pts[j])
+                          / (right - left)[:, None])
+            pts = new
+        segs[:, m] = pts[3]
     return segs
 
 
@@ -129,17 +156,18 @@ def as_float_handles(handles, k):
     return hd
 
 
-def _reparam_piece(p, n):
-    """Map a Bezier piece (4, 3) into chart ``n`` keeping end values and end derivatives."""
+def _reparam_pieces(p, n):
+    """Map Bezier pieces (P, 4, 3) into charts ``n`` (P,) keeping end values and end
+    derivatives (the differential of ``f`` maps the end tangents)."""
     out = p.copy()
     for end, inner in ((0, 1), (3, 2)):
-        v = p[end]
-        th = np.linalg.norm(v)
-        k = TWO_PI * n / th
+        v = p[:, end]
+        th = np.linalg.norm(v, axis=-1, keepdims=True)
+        k = TWO_PI * n[:, None] / th
         u = v / th
-        d = p[inner] - v
-        out[end] = v * (1.0 - k)
-        out[inner] = out[end] + (1.0 - k) * d + k * u * (u @ d)
+        d = p[:, inner] - v
+        out[:, end] = v * (1.0 - k)
+        out[:, inner] = out[:, end] + (1.0 - k) * d + k * u * np.sum(u * d, axis=-1, keepdims=True)
     return out
 
 
@@ -181,17 +209,12 @@ class RQSpline:
     def evaluate(self, t):
         """RQ vectors (..., 3) at times ``t`` (...); clamped to the key range (de Casteljau)."""
         i, u, _ = self._locate(t)
-        return _blossom(self.control_points[i], u, u, u)
+        return bezier_values(self.control_points[i], u)
 
     def derivative(self, t):
         """``dv/dt`` (..., 3) at ``t``, in the chart of the piece containing ``t``."""
         i, u, h = self._locate(t)
-        p = self.control_points[i]
-        d = 3.0 * np.diff(p, axis=-2)  # hodograph control points (..., 3, 3)
-        pts = [d[..., j, :] for j in range(3)]
-        for _ in range(2):
-            pts = [x + u[..., None] * (y - x) for x, y in zip(pts[:-1], pts[1:], strict=True)]
-        return pts[0] / h[..., None]
+        return bezier_derivatives(self.control_points[i], u) / h[..., None]
 
     def evaluate_quat(self, t):
         """Quaternions (..., 4) at ``t`` (continuous across charts up to sign)."""
@@ -212,7 +235,7 @@ class RQSpline:
 
 def rq_spline(times, keys, kind="catmull_rom", tangents=None, angular_velocities=None,
               frame="world", max_extent=math.pi, reparameterize_segments=True,
-              shell_margin=0.5, axis_turn=0.35):
+              shell_margin=0.5, axis_turn=0.35, reparameterize_margin=0.5 * math.pi):
     """Build an RQ-space cubic spline evaluator.
 
     Parameters
@@ -228,6 +251,10 @@ def rq_spline(times, keys, kind="catmull_rom", tangents=None, angular_velocities
         Segments whose control points span more than this (RQ distance) get hidden keys.
     reparameterize_segments : bool
         Reparameterize each piece as a group into the chart of its nearest shell.
+    reparameterize_margin : float
+        Pieces whose control points' norms come this close (RQ distance) to a singular shell
+        are reparameterized (``pi`` or more: every piece beyond ``|v| = pi``, the chart
+        nearest the origin everywhere).
     shell_margin, axis_turn : float
         Thresholds (radians; ``axis_turn`` 0.35 is about 20 degrees) of the ``"shell"``
         entries of ``hidden_keys``.
@@ -240,36 +267,50 @@ def rq_spline(times, keys, kind="catmull_rom", tangents=None, angular_velocities
     """
     times = as_scalars(times, "times")
     segs = bezier_control_points(times, keys, kind, tangents, angular_velocities, frame)
-    starts, ends, pieces, charts, seg_idx, hidden = [], [], [], [], [], []
-    for s, p in enumerate(segs):
-        t0, t1 = times[s], times[s + 1]
-        extent = max(np.linalg.norm(p[a] - p[b]) for a in range(4) for b in range(a + 1, 4))
-        m = max(1, math.ceil(extent / max_extent - 1e-12))
-        for j in range(m):
-            a, b = j / m, (j + 1) / m
-            piece = np.stack([_blossom(p, a, a, a), _blossom(p, a, a, b),
-                              _blossom(p, a, b, b), _blossom(p, b, b, b)]) if m > 1 else p.copy()
-            norms = np.linalg.norm(piece, axis=1)
-            n = round(0.5 * (norms.min() + norms.max()) / TWO_PI)
-            ts, te = t0 + a * (t1 - t0), t0 + b * (t1 - t0)
-            if j > 0:
-                hidden.append({"time": ts, "segment": s, "reason": "split"})
-            shell_d = np.abs(norms - TWO_PI * np.maximum(1, np.round(norms / TWO_PI))).min()
-            cosang = piece[0] @ piece[3] / max(norms[0] * norms[3], 1e-300)
-            if shell_d < shell_margin and np.arccos(np.clip(cosang, -1, 1)) > axis_turn:
-                hidden.append({"time": 0.5 * (ts + te), "segment": s, "reason": "shell"})
-            if reparameterize_segments and n != 0:
-                piece = _reparam_piece(piece, n)
-            else:
-                n = 0
-            starts.append(ts)
-            ends.append(te)
-            pieces.append(piece)
-            charts.append(n)
-            seg_idx.append(s)
-    for i in range(1, len(charts)):
-        if charts[i] != charts[i - 1]:
-            hidden.append({"time": starts[i], "segment": seg_idx[i], "reason": "chart"})
-    hidden.sort(key=lambda e: e["time"])
-    return RQSpline(np.array(starts), np.array(ends), np.array(pieces), np.array(charts),
-                    np.array(seg_idx), hidden)
+    # Hidden keys: segment s splits into m[s] pieces at equal parameter steps.
+    extent = np.linalg.norm(segs[:, :, None] - segs[:, None, :], axis=-1).max(axis=(1, 2))
+    m = np.maximum(1, np.ceil(extent / max_extent - 1e-12)).astype(np.intp)
+    seg_idx = np.repeat(np.arange(len(segs)), m)
+    first = np.cumsum(m) - m  # index of each segment's first piece
+    j = np.arange(len(seg_idx)) - first[seg_idx]
+    a = j / m[seg_idx]
+    b = (j + 1) / m[seg_idx]
+    pieces = segs[seg_idx]
+    split = np.flatnonzero(m[seg_idx] > 1)
+    if len(split):
+        whole, sa, sb = pieces[split], a[split], b[split]
+        pieces[split] = np.stack([_blossom(whole, sa, sa, sa), _blossom(whole, sa, sa, sb),
+                                  _blossom(whole, sa, sb, sb), _blossom(whole, sb, sb, sb)],
+                                 axis=1)
+    t0, t1 = times[seg_idx], times[seg_idx + 1]
+    starts, ends = t0 + a * (t1 - t0), t0 + b * (t1 - t0)
+    # Charts and "shell" flags from the norms of each piece's control points.
+    norms = np.linalg.norm(pieces, axis=-1)  # (P, 4)
+    low, high = norms.min(axis=1), norms.max(axis=1)
+    charts = np.round(0.5 * (low + high) / TWO_PI).astype(np.intp)
+    nearest_shell = np.maximum(1, np.ceil((low - reparameterize_margin) / TWO_PI))
+    near = nearest_shell * TWO_PI <= high + reparameterize_margin
+    charts[~near] = 0
+    shell_d = np.abs(norms - TWO_PI * np.maximum(1, np.round(norms / TWO_PI))).min(axis=1)
+    cosang = np.sum(pieces[:, 0] * pieces[:, 3], axis=-1) / np.maximum(
+        norms[:, 0] * norms[:, 3], 1e-300)
+    near_shell = (shell_d < shell_margin) & (np.arccos(np.clip(cosang, -1, 1)) > axis_turn)
+    if not reparameterize_segments:
+        charts[:] = 0
+    moved = charts != 0
+    pieces[moved] = _reparam_pieces(pieces[moved], charts[moved])
+    # hidden_keys: per piece a "split" entry at its start (j > 0), then a "shell" entry at its
+    # middle; then every chart change; stably sorted by time.
+    later = np.flatnonzero(j > 0)
+    shell = np.flatnonzero(near_shell)
+    changes = np.flatnonzero(charts[1:] != charts[:-1]) + 1
+    time = np.concatenate([starts[later], 0.5 * (starts + ends)[shell], starts[changes]])
+    segment = seg_idx[np.concatenate([later, shell, changes])]
+    reason = np.repeat(["split", "shell", "chart"], [len(later), len(shell), len(changes)])
+    order = np.lexsort((np.concatenate([2 * later, 2 * shell + 1, 2 * len(j) + changes]), time))
+    hidden = [
+        {"time": t, "segment": g, "reason": r}
+        for t, g, r in zip(time[order].tolist(), segment[order].tolist(),
+                           reason[order].tolist(), strict=True)
+    ]
+    return RQSpline(starts, ends, pieces, charts, seg_idx, hidden)

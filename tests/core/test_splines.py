@@ -67,12 +67,24 @@ def test_constant_rotation_exact(kind):
 
 
 def test_constant_rotation_far_out_is_the_same_rotation():
-    v = np.array([0.0, 0.0, 3 * math.pi + 0.4])
+    v = np.array([0.0, 0.0, 4 * math.pi - 0.4])
     sp = rq.rq_spline(TIMES, np.tile(v, (6, 1)), "catmull_rom")
     q = sp.evaluate_quat(np.linspace(0, 5, 50))
     assert rq.quat_angle_between(q, rq.rq_to_quat(v)).max() < 1e-13
-    assert np.all(sp.charts == 2)  # |v| / 2 pi = 1.56 -> nearest shell 2
+    assert np.all(sp.charts == 2)  # 0.4 from the shell 4 pi -> its chart
     assert np.linalg.norm(sp.control_points, axis=-1).max() <= math.pi
+
+
+def test_pieces_away_from_the_shells_keep_the_keys_chart(keys):
+    # |v| around 3 pi + 0.4: more than reparameterize_margin (pi / 2) from 2 pi and 4 pi.
+    far = keys * 0.05 + np.array([0.0, 0.0, 3 * math.pi + 0.4])
+    sp = rq.rq_spline(TIMES, far, "catmull_rom")
+    assert np.all(sp.charts == 0)
+    plain = rq.bezier_control_points(TIMES, far, "catmull_rom")
+    np.testing.assert_array_equal(sp.control_points, plain)
+    # the old behaviour, every piece in the chart nearest the origin, is margin pi
+    assert np.all(rq.rq_spline(TIMES, far, "catmull_rom", reparameterize_margin=math.pi)
+                  .charts == 2)
 
 
 def test_hermite_angular_velocities():
@@ -92,8 +104,8 @@ def test_multi_revolution_hidden_keys_and_charts():
     reasons = {e["reason"] for e in sp.hidden_keys}
     assert "split" in reasons and "chart" in reasons
     assert np.all(np.diff(sp.starts) > 0)
-    norms = np.linalg.norm(sp.control_points, axis=-1)
-    assert norms.max() < 2 * math.pi - 0.5
+    # every piece is away from the singular shells in its own chart
+    assert rq.shell_distance(sp.control_points).min() > 0.5
     # the rotation and angular velocity are continuous across every piece boundary
     tb = sp.starts[1:]
     qa = sp.evaluate_quat(tb - 1e-9)
