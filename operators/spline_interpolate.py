@@ -8,6 +8,7 @@ import math
 from typing import TYPE_CHECKING
 
 import bpy
+import numpy as np
 from bpy.props import BoolProperty, EnumProperty, FloatProperty
 
 from ..rq_blender import animdata, conversion, parameter_curves, progress, spline_keys
@@ -15,6 +16,12 @@ from ..rq_blender.registration import register_classes_factory
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
+
+# The parameters interpolated, and which columns of `spline_keys.SplineKeys.values` their
+# F-curves (index 0, 1, ...) take: the swing ``(r_x, r_z)`` is the rotation vector
+# ``(r_x, 0, r_z)``.
+PARAMETERS = ("rq_vector", "rq_swing", "rq_twist")
+COLUMNS = {"rq_vector": (0, 1, 2), "rq_swing": (0, 2), "rq_twist": (0,)}
 
 KIND_ITEMS = (
     ('CATMULL_ROM', "Catmull-Rom", "Passes through the keys, tangents from the neighbouring keys"),
@@ -25,10 +32,10 @@ KIND_ITEMS = (
 
 
 class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
-    """Interpolate the selected RQ channels as a cubic spline in RQ space, written as ordinary
-    Bezier keys that play without the add-on; extra keys are inserted where needed (near the
-    2*pi shell, spins of more than a revolution between keys) so the curves follow the spline
-    within the tolerance"""
+    """Interpolate the selected RQ and swing/twist channels as a cubic spline in RQ space (the
+    twist as a plain cubic), written as ordinary Bezier keys that play without the add-on;
+    extra keys are inserted where needed (near the 2*pi shell, spins of more than a revolution
+    between keys) so the curves follow the spline within the tolerance"""
 
     bl_idname = "pose.rq_spline_interpolate"
     bl_label = "RQ Spline Interpolation"
@@ -80,40 +87,37 @@ class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
                 self.report({'ERROR'}, f"Nothing changed: {error}")
                 return {'CANCELLED'}
         minimum = 3 if self.kind == 'BSPLINE' else 2
-        targets = parameter_curves.target_parameters(context, ("rq_vector",))
+        targets = parameter_curves.target_parameters(context, PARAMETERS)
         usable = [c for c in targets if len(c.key_times()) >= minimum]
         if not usable:
             self.report(
                 {'WARNING'},
-                f"Nothing interpolated: no selected RQ channel has {minimum} or more keys",
+                f"Nothing interpolated: no selected RQ or swing/twist channel has {minimum} or "
+                "more keys",
             )
             return {'FINISHED'} if converted else {'CANCELLED'}
         kind = spline_keys.KINDS[self.kind]
-        written = added = 0
-        worst = 0.0
-        off: list[str] = []
-        with progress.progress(context, len(usable)) as update:
-            for done, curves in enumerate(usable):
-                times = curves.key_times()
-                omega = (
-                    spline_keys.angular_velocities_of(curves.values, times)
-                    if self.kind == 'HERMITE' else None
-                )
-                result = spline_keys.fit(times, curves.values(times), kind, self.tolerance, omega)
+        with progress.progress(context, 2 * len(usable)) as update:
+            results = self._fit(usable, kind)
+            update(len(usable))
+            written = added = 0
+            worst = 0.0
+            off: list[str] = []
+            for done, (curves, result) in enumerate(zip(usable, results, strict=True)):
                 owner = animdata.fcurve_owner(curves.use, ensure=True)
                 assert owner is not None  # ensure=True creates it
-                for index in range(3):
+                for index, column in enumerate(COLUMNS[curves.name]):
                     animdata.write_keys(
                         owner, curves.data_path, index, curves.bone_name, result.times,
-                        result.values[:, index],
-                        handles=(result.handle_left[:, index], result.handle_right[:, index]),
+                        result.values[:, column],
+                        handles=(result.handle_left[:, column], result.handle_right[:, column]),
                     )
                 written += len(result.times)
                 added += result.added
                 worst = max(worst, result.max_error)
                 if result.max_error > self.tolerance:
                     off.append(curves.bone_name)
-                update(done + 1)
+                update(len(usable) + done + 1)
         bones = parameter_curves.count_bones(usable)
         note = f", converted {converted} native bone{'s' * (converted != 1)}" if converted else ""
         message = (
@@ -122,11 +126,51 @@ class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
             f"{math.degrees(worst):.3g} degrees){note}"
         )
         if off:
-            # Near a shell with a fast-turning axis one continuous F-curve chart cannot follow
-            # the spline's reparameterized pieces with keys 0.02 frames apart.
+            # Where the spline passes next to the identity on a shell with a turning axis, one
+            # continuous F-curve chart cannot follow its reparameterized piece (see spline_keys).
             message += f"; beyond the tolerance on {', '.join(sorted(set(off)))}"
         self.report({'WARNING'} if off else {'INFO'}, message)
         return {'FINISHED'}
+
+    def _fit(
+        self, usable: list[parameter_curves.ParameterCurves], kind: str
+    ) -> list[spline_keys.SplineKeys]:
+        """The keys of every parameter: the rotation vectors in one batched fit (the swing as
+        ``(r_x, 0, r_z)``, planar), each twist as a scalar cubic."""
+        results: dict[int, spline_keys.SplineKeys] = {}
+        batches: dict[bool, list[tuple[int, spline_keys.SplineInput]]] = {False: [], True: []}
+        for number, curves in enumerate(usable):
+            times = curves.key_times()
+            if curves.name == "rq_twist":
+                rates = (spline_keys.rates_of(curves.values, times)[:, 0]
+                         if self.kind == 'HERMITE' else None)
+                results[number] = spline_keys.fit_scalar(
+                    times, curves.values(times)[:, 0], kind, rates
+                )
+                continue
+            planar = curves.name == "rq_swing"
+            values = _as_vectors(curves.values, planar)
+            omega = (spline_keys.angular_velocities_of(values, times)
+                     if self.kind == 'HERMITE' else None)
+            batches[planar].append((number, spline_keys.SplineInput(times, values(times), omega)))
+        for planar, batch in batches.items():
+            fitted = spline_keys.fit_many([item for _, item in batch], kind, self.tolerance,
+                                          planar=planar)
+            results.update(zip((number for number, _ in batch), fitted, strict=True))
+        return [results[number] for number in range(len(usable))]
+
+
+def _as_vectors(channels_values, planar: bool):
+    """``channels_values(t) -> (m, k)`` as rotation vectors ``(m, 3)``: a swing ``(r_x,
+    r_z)`` as ``(r_x, 0, r_z)``."""
+    if not planar:
+        return channels_values
+
+    def values(t: np.ndarray) -> np.ndarray:
+        swing = channels_values(t)
+        return np.stack([swing[:, 0], np.zeros(len(swing)), swing[:, 1]], axis=1)
+
+    return values
 
 
 register, unregister = register_classes_factory((POSE_OT_rq_spline_interpolate,))

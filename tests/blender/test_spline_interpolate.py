@@ -137,3 +137,54 @@ def test_cmu_clip_converted_and_interpolated(addon, rq):
     assert bpy.ops.pose.rq_spline_interpolate(convert_native=True) == {'FINISHED'}
     times, values = _keys_of(obj, names[1])
     _assert_follows(rq, obj, names[1], times[:200], values[:200], "catmull_rom")
+
+
+def test_keys_away_from_the_shells_need_no_extra_keys_beyond_pi(addon, rq):
+    # |v| about 3 pi + 0.4, more than the core's reparameterize_margin from 2 pi and 4 pi: the
+    # spline is the plain Catmull-Rom of the keys, which Bezier keys reproduce exactly.
+    axis = np.array([0.3, -0.5, 0.8]) / np.linalg.norm([0.3, -0.5, 0.8])
+    rng = np.random.default_rng(4)
+    vectors = (3 * math.pi + 0.4) * axis + rng.normal(0.0, 0.3, (6, 3))
+    keys = [(1.0 + 7.0 * i, tuple(v)) for i, v in enumerate(vectors)]
+    obj = ro.rq_rig({"A": keys})
+    assert bpy.ops.pose.rq_spline_interpolate(tolerance=TOLERANCE) == {'FINISHED'}
+    times, values = _keys_of(obj, "A")
+    np.testing.assert_array_equal(times, [f for f, _ in keys])
+    np.testing.assert_allclose(values, vectors, atol=1e-5)
+    _assert_follows(rq, obj, "A", times, values, "catmull_rom")
+
+
+SWING_PATH = 'pose.bones["{}"]["rq_swing"]'
+TWIST_PATH = 'pose.bones["{}"]["rq_twist"]'
+
+
+@pytest.mark.parametrize("kind", ["CATMULL_ROM", "BSPLINE"])
+def test_swing_and_twist_channels(addon, rq, kind):
+    # The swing goes past pi (away from the 2 pi shell); the twist is a plain angle, past 2 pi.
+    frames = [1.0, 6.0, 11.0, 16.0, 21.0]
+    swings = [(0.2, 0.1), (1.5, 0.5), (2.0, 1.5), (3.0, 2.5), (0.5, 3.0)]
+    twists = [0.0, 0.8, -0.4, 2.5, 7.0]
+    obj = rigs.armature(("S",))
+    ro.key_swing_twist(obj.pose.bones["S"], list(zip(frames, swings, twists, strict=True)))
+    assert bpy.ops.pose.rq_spline_interpolate(kind=kind, tolerance=TOLERANCE) == {'FINISHED'}
+    curves = ro.fcurve_map(obj)
+    assert (SWING_PATH.format("S"), 2) not in curves
+    core_kind = kind.lower()
+    times = np.array(frames)
+    t = np.linspace(times[0], times[-1], 801)
+    # swing: the planar RQ spline of (r_x, 0, r_z)
+    keys = np.array([(x, 0.0, z) for x, z in swings], dtype=np.float32).astype(np.float64)
+    spline = rq.rq_spline(times, keys, core_kind)
+    x, z = ([curves[(SWING_PATH.format("S"), i)].evaluate(float(f)) for f in t] for i in (0, 1))
+    fitted = np.stack([x, np.zeros_like(x), z], axis=1)
+    angle = rq.quat_angle_between(rq.rq_to_quat(fitted), spline.evaluate_quat(t))
+    assert angle.max() <= TOLERANCE * 1.05 + 1e-5, math.degrees(angle.max())
+    # twist: the scalar cubic of the same kind, exactly (no charts for an angle)
+    twist_keys = np.array([(w, 0.0, 0.0) for w in twists], dtype=np.float32).astype(np.float64)
+    scalar = rq.rq_spline(times, twist_keys, core_kind, max_extent=math.inf,
+                          reparameterize_segments=False)
+    twist = [curves[(TWIST_PATH.format("S"), 0)].evaluate(float(f)) for f in t]
+    np.testing.assert_allclose(twist, scalar.evaluate(t)[:, 0], atol=1e-5)
+    if kind == "CATMULL_ROM":
+        written = ro.key_values(curves[(TWIST_PATH.format("S"), 0)])
+        np.testing.assert_array_equal(written[:, 0], frames)
