@@ -24,6 +24,7 @@ and ELASTIC variants carry extra parameters).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -58,10 +59,12 @@ class Keys:
     ----------
     co : ndarray, shape (n, 2)
         ``(frame, value)`` of each key, sorted by frame.
-    handle_left, handle_right : ndarray, shape (n, 2)
-        Bezier handle points ``(frame, value)``.
     interpolation : ndarray of int, shape (n,)
         ``Keyframe.interpolation`` enum values; key ``i`` sets the segment ``[i, i + 1]``.
+    handles : (handle_left, handle_right), or a function returning them
+        Bezier handle points ``(frame, value)``, each shape (n, 2). A function is called once,
+        when `handle_left` or `handle_right` is first needed: curves evaluated only at their
+        own keys (a clip keyed on every frame) never read their handles.
     extrapolation : int
         ``EXTRAPOLATE_CONSTANT`` or ``EXTRAPOLATE_LINEAR``.
     has_modifiers : bool
@@ -69,11 +72,24 @@ class Keys:
     """
 
     co: np.ndarray
-    handle_left: np.ndarray
-    handle_right: np.ndarray
     interpolation: np.ndarray
+    handles: tuple[np.ndarray, np.ndarray] | Callable[[], tuple[np.ndarray, np.ndarray]]
     extrapolation: int = EXTRAPOLATE_CONSTANT
     has_modifiers: bool = False
+
+    @cached_property
+    def _handle_points(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.handles() if callable(self.handles) else self.handles
+
+    @property
+    def handle_left(self) -> np.ndarray:
+        """Left handle points, shape (n, 2)."""
+        return self._handle_points[0]
+
+    @property
+    def handle_right(self) -> np.ndarray:
+        """Right handle points, shape (n, 2)."""
+        return self._handle_points[1]
 
     @property
     def times(self) -> np.ndarray:
@@ -240,8 +256,10 @@ def evaluate(keys: Keys, t) -> np.ndarray:
     before = t <= xs[0]
     after = (t >= xs[-1]) & ~before
     inside = ~(before | after)
-    out[before] = _extrapolate(keys, t[before], 0, 1)
-    out[after] = _extrapolate(keys, t[after], len(co) - 1, -1)
+    if before.any():
+        out[before] = _extrapolate(keys, t[before], 0, 1)
+    if after.any():
+        out[after] = _extrapolate(keys, t[after], len(co) - 1, -1)
     if inside.any():
         ti = t[inside]
         # The first key at or after t; keys within the threshold count as exact hits.
