@@ -64,10 +64,13 @@ STRATEGIES = ("KEYS", "SAMPLED")
 MAX_STEP = math.pi / 4
 # At most this many refinement passes (each at least doubles the density where needed).
 MAX_REFINE_PASSES = 16
-# `_chain`: samples chained one at a time where the guess fails, and the difference below
-# which two results are the same (equivalents differ by about pi or more).
+# `_chain`: samples chained one at a time where the guess keeps failing, and the difference
+# below which two results are the same (equivalents differ by about pi or more).
 CHAIN_BLOCK = 16
 CHAIN_ATOL = 1e-9
+# RQ chain steps shorter than this (radians, under pi with a wide margin for rounding) need
+# no conversion near their predecessor (`_step_from_guess`).
+RQ_SURE_STEP = 0.9 * math.pi
 # Swing/twist bones whose limits restrict nothing keep continuous swings up to this length
 # (longer ones move to their shortest equivalent): the drivers pose swings shorter than
 # 2 pi only (see `drivers`), and interpolation between keys needs a margin.
@@ -175,41 +178,71 @@ def _guess(mode: str, q: np.ndarray, first: np.ndarray) -> np.ndarray:
     return _unwrap_vectors(rq.quat_to_rq(q), first)
 
 
+def _step_from_guess(
+    mode: str, q: np.ndarray, guess: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """One chain step from every sample of guessed lines ``guess`` (B, N, k) of rotations
+    ``q`` (B, N, 4) in ``mode`` (as `_chain`): ``out[:, i] = nearest(q[:, i], near=guess[:,
+    i - 1])``, ``out[:, 0] = guess[:, 0]``; and ``wrong`` (B, N), where ``out`` and ``guess``
+    differ by more than `CHAIN_ATOL`. Up to and including its first wrong sample, a line of
+    ``out`` is the chain's (each sample converted near its predecessor, equal to it up to
+    `CHAIN_ATOL`).
+
+    RQ: the equivalents of a rotation lie on a line through 0, ``2 pi`` apart (the identity:
+    on spheres ``2 pi`` apart), and ``quat_to_rq(near=p)`` is the one closest to ``p``; so a
+    guessed equivalent less than pi from its predecessor is that one already and needs no
+    conversion (`RQ_SURE_STEP`; `_guess` gives equivalents of ``q``).
+    """
+    b, n = guess.shape[:2]
+    out = guess.copy()
+    if mode == "RQ":
+        todo = np.linalg.norm(np.diff(guess, axis=1), axis=2) >= RQ_SURE_STEP
+    else:
+        todo = np.ones((b, n - 1), dtype=bool)
+    if todo.any():
+        out[:, 1:][todo] = _nearest(mode)(q[:, 1:][todo], guess[:, :-1][todo])
+    return out, (np.abs(out - guess) > CHAIN_ATOL).any(axis=2)
+
+
 def _chain(mode: str, q: np.ndarray, first: np.ndarray) -> np.ndarray:
     """The continuity chain in ``mode`` (Euler, SWING_TWIST or RQ) along lines ``q`` (B, N,
     4): ``out[:, 0] = first`` (B, k), ``out[:, i] = nearest(q[:, i], near=out[:, i - 1])``
     (`_nearest`), computed in bulk.
 
-    Every sample is converted near a guess (`_guess`) at once and checked at once against
-    the chain's rule. In a line that breaks it, `CHAIN_BLOCK` samples from the first break
-    are chained one at a time, then the rest of the line is guessed again from there and
-    checked; so the result is the chain's (samples equal to `CHAIN_ATOL`) at the cost of a
-    few array passes when the guess is good.
+    Every sample is converted near its predecessor in a guess (`_guess`) at once, and where
+    the results agree with the guess the guess was right (`_step_from_guess`). A line is
+    correct up to its first disagreement; the rest of it is guessed again from there and
+    checked, until it agrees. Where disagreements come within `CHAIN_BLOCK` samples of each
+    other (Euler angles near gimbal lock), the next `CHAIN_BLOCK` samples are chained one at
+    a time first. So the result is the chain's (samples equal to `CHAIN_ATOL`) at the cost
+    of one conversion of every sample when the guess is good, and of the rest of a line per
+    isolated disagreement (an RQ axis swinging fast at a large angle).
     """
     nearest = _nearest(mode)
-    b, n = q.shape[:2]
-    out = nearest(q.reshape(-1, 4), _guess(mode, q, first).reshape(b * n, -1)).reshape(b, n, -1)
-    out[:, 0] = first
+    n = q.shape[1]
+    guess = _guess(mode, q, first)
+    guess[:, 0] = first
     if n < 2:
-        return out
-    check = nearest(q[:, 1:].reshape(-1, 4), out[:, :-1].reshape(-1, out.shape[-1]))
-    wrong = (np.abs(check.reshape(b, n - 1, -1) - out[:, 1:]) > CHAIN_ATOL).any(axis=2)
+        return guess
+    out, wrong = _step_from_guess(mode, q, guess)
     for line in np.flatnonzero(wrong.any(axis=1)):
+        # Samples before ``start`` are the chain's.
         start = 1 + int(np.argmax(wrong[line]))
         lq, lout = q[line], out[line]
-        while True:
-            stop = min(start + CHAIN_BLOCK, n)
-            for i in range(start, stop):
-                lout[i] = nearest(lq[i : i + 1], lout[i - 1 : i])[0]
-            if stop == n:
+        while start < n:
+            tail_guess = _guess(mode, lq[None, start - 1 :], lout[None, start - 1])
+            tail_guess[0, 0] = lout[start - 1]
+            tail, bad = _step_from_guess(mode, lq[None, start - 1 :], tail_guess)
+            lout[start:] = tail[0, 1:]
+            if not bad.any():
                 break
-            tail = lq[None, stop - 1 :]
-            lout[stop:] = nearest(tail[0, 1:], _guess(mode, tail, lout[None, stop - 1])[0, 1:])
-            check = nearest(lq[stop:], lout[stop - 1 : -1])
-            bad = np.flatnonzero((np.abs(check - lout[stop:]) > CHAIN_ATOL).any(axis=1))
-            if len(bad) == 0:
-                break
-            start = stop + int(bad[0])
+            advance = int(np.argmax(bad[0]))
+            start += advance
+            if advance < CHAIN_BLOCK:
+                stop = min(start + CHAIN_BLOCK, n)
+                for i in range(start, stop):
+                    lout[i] = nearest(lq[i : i + 1], lout[i - 1 : i])[0]
+                start = stop
     return out
 
 
@@ -280,6 +313,46 @@ def _channel_steps(mode: str, values: np.ndarray) -> np.ndarray:
     return delta.sum(axis=1)
 
 
+def _extra_samples(mode: str, grid: np.ndarray, values: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """How many samples each gap of a grid (N,) needs inserted for the chain's steps to stay
+    under `MAX_STEP`, shape (N - 1,), from the source's channel values (N, k) and rotations
+    (N, 4) on the grid (gaps under 1e-3 frames need none)."""
+    steps = _channel_steps(mode, values)
+    if mode in ("QUATERNION", "AXIS_ANGLE"):
+        # Their channel bounds are approximate: the true angle may be the larger.
+        steps = np.maximum(steps, rq.quat_angle_between(q[:-1], q[1:]))
+    extra = np.ceil(steps / MAX_STEP).astype(int) - 1
+    extra[np.diff(grid) < 1e-3] = 0
+    return extra
+
+
+def _dense_enough(
+    modes: Sequence[str],
+    grids: Sequence[np.ndarray],
+    values: Sequence[np.ndarray],
+    quats: Sequence[np.ndarray],
+) -> np.ndarray:
+    """Which lines (grid (n,), values (n, k), rotations (n, 4), each in its source mode) need
+    no refinement (`refine_grid` would keep their grid), shape (lines,) bool: one
+    `_extra_samples` call per mode on the lines stacked (the gaps from one line to the next
+    are not counted)."""
+    dense = np.ones(len(modes), dtype=bool)
+    for mode in set(modes):
+        index = [i for i, m in enumerate(modes) if m == mode]
+        extra = _extra_samples(
+            mode,
+            np.concatenate([grids[i] for i in index]),
+            np.concatenate([values[i] for i in index]),
+            np.concatenate([quats[i] for i in index]),
+        )
+        stops = np.cumsum([len(grids[i]) for i in index])
+        # Gaps before each sample that need samples; a line's own gaps end before its last.
+        needy = np.cumsum(np.concatenate([[0], extra > 0]))
+        starts = np.concatenate([[0], stops[:-1]])
+        dense[index] = needy[stops - 1] == needy[starts]
+    return dense
+
+
 def refine_grid(
     mode: str,
     times: np.ndarray,
@@ -321,12 +394,7 @@ def refine_grid(
             q = values_to_quat(mode, values)
         if len(grid) < 2:
             break
-        steps = _channel_steps(mode, values)
-        if mode in ("QUATERNION", "AXIS_ANGLE"):
-            # Their channel bounds are approximate: the true angle may be the larger.
-            steps = np.maximum(steps, rq.quat_angle_between(q[:-1], q[1:]))
-        extra = np.ceil(steps / MAX_STEP).astype(int) - 1
-        extra[np.diff(grid) < 1e-3] = 0
+        extra = _extra_samples(mode, grid, values, q)
         if not (extra > 0).any():
             break
         extra = np.minimum(extra, 64)
@@ -582,10 +650,15 @@ def plan_conversion(
     # densely enough (every frame) needs nothing more (`refine_grid`).
     at_times = [evaluate(times) for _, _, times, _, evaluate in sources]
     at_quats = _quats_by_mode([line[0].source for line in sources], at_times)
-    for (plan, use, times, interpolation, evaluate), values, quats in zip(
-        sources, at_times, at_quats, strict=True
+    dense = _dense_enough([line[0].source for line in sources], [line[2] for line in sources],
+                          at_times, at_quats)
+    for (plan, use, times, interpolation, evaluate), values, q, done in zip(
+        sources, at_times, at_quats, dense, strict=True
     ):
-        _, on_times, values, q = refine_grid(plan.source, times, evaluate, (values, quats))
+        if done:
+            on_times = np.ones(len(times), dtype=bool)
+        else:
+            _, on_times, values, q = refine_grid(plan.source, times, evaluate, (values, q))
         lines.append((plan, use, times, interpolation, values, q, on_times))
     current = continuous_values(
         target,
