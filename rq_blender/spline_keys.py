@@ -42,8 +42,8 @@ from . import fcurve_math
 
 # Pieces that are not native are checked at samples at least this dense (per frame) and close
 # enough that the target turns by at most `MAX_SAMPLE_TURN` (radians) from one to the next.
-SAMPLES_PER_FRAME = 2
-MAX_SAMPLE_TURN = 0.05
+SAMPLES_PER_FRAME = 1
+MAX_SAMPLE_TURN = 0.08
 # Interior check points of a native piece (a guard against float32 evaluation, not against
 # the shape, which is the piece itself).
 NATIVE_CHECKS = 3
@@ -60,7 +60,7 @@ TANGENT_BLOWUP = 10.0
 LIFT_SLACK = 1.5
 # Lifted values of consecutive samples at most about this far apart (RQ distance), samples
 # at least `MIN_SAMPLE_GAP` frames apart, after at most `MAX_SUBDIVISIONS` rounds.
-MAX_LIFT_STEP = 0.1
+MAX_LIFT_STEP = 0.15
 MIN_SAMPLE_GAP = 1e-4
 MAX_SUBDIVISIONS = 8
 # The lift follows the target's axis where it is within the first angle (radians) of the keys'
@@ -307,30 +307,32 @@ def _evaluate_segments(t, left_t, left_v, left_m, right_t, right_v, right_m):
     f32 = np.float32
     t32 = np.asarray(t, dtype=f32)
     third = (right_t - left_t)[:, None] / 3.0
-
-    def points(x, y):  # (m * 3, 2) float32: the x shared by the three components
-        return np.stack([np.broadcast_to(x[:, None], y.shape).ravel(), y.ravel()],
-                        axis=1).astype(f32)
-
-    v1 = points(left_t, left_v)
-    v2 = points(left_t + third[:, 0], left_v + left_m * third)
-    v3 = points(right_t - third[:, 0], right_v - right_m * third)
-    v4 = points(right_t, right_v)
+    x = [np.asarray(v, dtype=f32) for v in (left_t, left_t + third[:, 0],
+                                             right_t - third[:, 0], right_t)]
+    y = [np.asarray(v, dtype=f32) for v in (left_v, left_v + left_m * third,
+                                             right_v - right_m * third, right_v)]
     eps = np.finfo(f32).eps
-    flat = ((np.abs(v1[:, 1] - v4[:, 1]) < eps) & (np.abs(v2[:, 1] - v3[:, 1]) < eps)
-            & (np.abs(v3[:, 1] - v4[:, 1]) < eps))
-    v2, v3 = fcurve_math._correct_bezpart(v1, v2, v3, v4)
-    # The three components share their x (the correction scales by x only): one solve.
-    s = fcurve_math._solve_bezier_parameter(t32, *(v[::3, 0] for v in (v1, v2, v3, v4)))
-    s = np.repeat(s, 3)
-    y = fcurve_math._bezier_y(s, v1[:, 1], v2[:, 1], v3[:, 1], v4[:, 1])
-    y = np.where(np.isnan(s), f32(0.0), y)  # no root (degenerate handles): Blender gives 0
-    y = np.where(flat, v1[:, 1], y).reshape(-1, 3)
+    flat = ((np.abs(y[0] - y[3]) < eps) & (np.abs(y[1] - y[2]) < eps)
+            & (np.abs(y[2] - y[3]) < eps))
+    span = x[3] - x[0]
+    if (np.abs(x[0] - x[1]) > span).any() or (np.abs(x[3] - x[2]) > span).any():
+        # Blender's handle correction (never for handles at the thirds), per component.
+        given = list(x)
+        for k in range(y[0].shape[1]):
+            v2, v3 = fcurve_math._correct_bezpart(
+                *(np.stack([xi, yi[:, k]], axis=1) for xi, yi in zip(given, y, strict=True)))
+            x[1], x[2] = v2[:, 0], v3[:, 0]  # the same x for every component
+            y[1][:, k], y[2][:, k] = v2[:, 1], v3[:, 1]
+    # The components share their x: one solve.
+    s = fcurve_math._solve_bezier_parameter(t32, *x)[:, None]
+    value = fcurve_math._bezier_y(s, *y)
+    value = np.where(np.isnan(s), f32(0.0), value)  # no root (degenerate handles): Blender: 0
+    value = np.where(flat, y[0], value)
     exact_right = np.abs(right_t.astype(f32) - t32) <= fcurve_math.EXACT_THRESHOLD
     exact_left = np.abs(left_t.astype(f32) - t32) <= fcurve_math.EXACT_THRESHOLD
-    y = np.where(exact_left[:, None], left_v.astype(f32), y)
-    y = np.where(exact_right[:, None], right_v.astype(f32), y)
-    return y.astype(np.float64)
+    value = np.where(exact_left[:, None], y[0], value)
+    value = np.where(exact_right[:, None], y[3], value)
+    return value.astype(np.float64)
 
 
 def fit_many(
@@ -379,35 +381,39 @@ def fit_many(
     kept[last] = True
     initial = np.add.reduceat(kept.astype(np.intp), first)
     error = np.zeros(len(time))
-    dirty = np.ones(len(time), dtype=bool)
-    index = np.arange(len(time))
+    rows = np.arange(len(time))  # the samples whose interval changed (all, at first)
     for refinement in range(MAX_PASSES + 1):  # the last pass only measures
         knots = np.flatnonzero(kept)
-        left = np.maximum.accumulate(np.where(kept, index, 0))
-        right = knots[np.minimum(np.searchsorted(knots, index), len(knots) - 1)]
-        fitted = values.astype(np.float32).astype(np.float64)  # a key gives its value
-        todo = np.flatnonzero(dirty & ~kept)
-        lt, rt = left[todo], right[todo]
-        fitted[todo] = _evaluate_segments(time[todo], time[lt], values[lt], tangents[lt],
-                                          time[rt], values[rt], tangents[rt])
-        check = np.flatnonzero(dirty)
-        error[check] = rq.quat_angle_between(rq.rq_to_quat(fitted[check]), target_q[check])
-        room = (time - time[left] >= MIN_KEY_GAP) & (time[right] - time >= MIN_KEY_GAP)
-        bad = (error > reachable) & ~kept & room
+        right = knots[np.searchsorted(knots, rows)]
+        left = knots[np.searchsorted(knots, rows, side="right") - 1]
+        inside = ~kept[rows]
+        fitted = values[rows].astype(np.float32).astype(np.float64)  # a key gives its value
+        lt, rt = left[inside], right[inside]
+        fitted[inside] = _evaluate_segments(time[rows[inside]], time[lt], values[lt],
+                                            tangents[lt], time[rt], values[rt], tangents[rt])
+        error[rows] = rq.quat_angle_between(rq.rq_to_quat(fitted), target_q[rows])
+        room = ((time[rows] - time[left] >= MIN_KEY_GAP)
+                & (time[right] - time[rows] >= MIN_KEY_GAP))
+        bad = (error[rows] > reachable[rows]) & inside & room
         if not bad.any() or refinement == MAX_PASSES:
             break
-        interval = np.cumsum(kept)
-        worst_first = np.flatnonzero(bad)[np.lexsort((-error[bad], interval[bad]))]
-        new = worst_first[np.append(True, np.diff(interval[worst_first]) != 0)]
-        dirty = np.isin(interval, interval[new])
-        kept[new] = True
+        # The worst bad sample of each interval (named by its left knot) becomes a knot; the
+        # samples of those intervals are measured again.
+        candidates = np.flatnonzero(bad)
+        candidates = candidates[np.lexsort((-error[rows[candidates]], left[candidates]))]
+        chosen = candidates[np.append(True, np.diff(left[candidates]) != 0)]
+        owner, k = _grid(right[chosen] - left[chosen] + 1)
+        kept[rows[chosen]] = True
+        rows = left[chosen][owner] + k
     worst = np.maximum.reduceat(error, first)
     # The report also covers the middle between consecutive samples (keys included).
     inner = np.flatnonzero(curve[1:] == curve[:-1])
     mid_piece = piece[inner]
     mid_u = 0.5 * (u[inner] + np.where(piece[inner + 1] == mid_piece, u[inner + 1], 1.0))
     mid_time = pieces.starts[mid_piece] + mid_u * (pieces.ends - pieces.starts)[mid_piece]
-    lt, rt = left[inner], right[inner + 1]
+    knots = np.flatnonzero(kept)
+    lt = knots[np.searchsorted(knots, inner, side="right") - 1]
+    rt = knots[np.searchsorted(knots, inner + 1)]
     mid_fitted = _evaluate_segments(mid_time, time[lt], values[lt], tangents[lt],
                                     time[rt], values[rt], tangents[rt])
     mid_error = rq.quat_angle_between(rq.rq_to_quat(mid_fitted), rq.rq_to_quat(
