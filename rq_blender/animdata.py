@@ -184,7 +184,12 @@ def evaluate_channels(
 def key_times(channels: Sequence[Channel | None]) -> np.ndarray:
     """Sorted union of the key frames of ``channels``, shape (n,) (empty if all missing)."""
     times = [c.keys.times for c in channels if c is not None]
-    return np.unique(np.concatenate(times)) if times else np.empty(0)
+    if not times:
+        return np.empty(0)
+    first = times[0]
+    if (np.diff(first) > 0).all() and all(np.array_equal(t, first) for t in times[1:]):
+        return first.copy()  # channels keyed together (the usual case)
+    return np.unique(np.concatenate(times))
 
 
 def write_keys(

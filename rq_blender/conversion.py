@@ -138,20 +138,29 @@ def _nearest(mode: str) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     return lambda q, near: rq.quat_to_rq(q, near=near)
 
 
+def _unwrap(angles: np.ndarray) -> np.ndarray:
+    """Lines of angles (B, N, ...) along axis 1 with multiples of 2 pi added so that no step
+    exceeds pi (``np.unwrap`` in fewer passes; a step of exactly pi may go either way)."""
+    turns = np.round(np.diff(angles, axis=1) / (2.0 * math.pi))
+    out = angles.copy()
+    out[:, 1:] -= 2.0 * math.pi * np.cumsum(turns, axis=1)
+    return out
+
+
 def _unwrap_vectors(v: np.ndarray, first: np.ndarray) -> np.ndarray:
     """A guess of the continuous equivalents of lines of rotation vectors (B, N, d) (RQ
     vectors, or swings for d = 2) starting at ``first`` (B, d): axes kept in one hemisphere
-    along each line, the signed angles along them unwrapped (``np.unwrap``)."""
-    theta = np.linalg.norm(v, axis=-1)
+    along each line, the signed angles along them unwrapped (`_unwrap`)."""
+    theta = np.sqrt(np.einsum("bni,bni->bn", v, v))
     unit = v / np.where(theta > 0, theta, 1.0)[..., None]
     flips = np.einsum("bni,bni->bn", unit[:, 1:], unit[:, :-1]) < 0
-    signs = np.cumprod(np.where(flips, -1.0, 1.0), axis=1)
-    signs = np.concatenate([np.ones((len(v), 1)), signs], axis=1)
+    signs = np.ones(theta.shape)
+    signs[:, 1:] -= 2.0 * (np.cumsum(flips, axis=1) & 1)
     signed = signs * theta
     signed[:, 0] = np.where(
         theta[:, 0] > 0, np.einsum("bi,bi->b", first, unit[:, 0]), np.linalg.norm(first, axis=1)
     )
-    return unit * (signs * np.unwrap(signed, axis=1))[..., None]
+    return unit * (signs * _unwrap(signed))[..., None]
 
 
 def _guess(mode: str, q: np.ndarray, first: np.ndarray) -> np.ndarray:
@@ -161,7 +170,7 @@ def _guess(mode: str, q: np.ndarray, first: np.ndarray) -> np.ndarray:
 
     Euler: Blender's solution, switched to the other one ``(a + pi, pi - b, c + pi)`` after
     every jump of about pi in the first angle (a pass through ``b = +-pi/2``), unwrapped.
-    RQ and swings: `_unwrap_vectors`; twists unwrapped.
+    RQ and swings: `_unwrap_vectors`; twists unwrapped (`_unwrap`).
     """
     if mode in EULER_ORDERS:
         e = rq.quat_to_euler(q, mode)
@@ -169,11 +178,11 @@ def _guess(mode: str, q: np.ndarray, first: np.ndarray) -> np.ndarray:
         other = np.concatenate([np.zeros((len(q), 1)), np.cumsum(jump, axis=1)], axis=1) % 2 > 0
         e[other] = e[other] * [1.0, -1.0, 1.0] + math.pi
         e[:, 0] = first
-        return np.unwrap(e, axis=1)
+        return _unwrap(e)
     if mode == "SWING_TWIST":
         swing, twist = rq.quat_to_swing_twist(q)
         twist[:, 0] = first[:, 2]
-        unwrapped = np.unwrap(twist, axis=1)[..., None]
+        unwrapped = _unwrap(twist)[..., None]
         return np.concatenate([_unwrap_vectors(swing, first[:, :2]), unwrapped], axis=-1)
     return _unwrap_vectors(rq.quat_to_rq(q), first)
 

@@ -246,11 +246,12 @@ def evaluate(keys: Keys, t) -> np.ndarray:
     """
     if not keys.supported:
         raise ValueError("these keys need FCurve.evaluate (modifiers, easing or no keys)")
-    t = np.asarray(t, dtype=np.float32).reshape(-1)
+    t = np.asarray(t).reshape(-1)
+    if np.array_equal(t, keys.times):  # at its keys a curve has its keys' values
+        return keys.values.copy()
+    t = t.astype(np.float32)
     co = keys.co.astype(np.float32)
     xs = co[:, 0]
-    if np.array_equal(t, xs):  # at its keys a curve has its keys' values
-        return co[:, 1].astype(np.float64)
     out = np.empty(t.shape, dtype=np.float32)
 
     before = t <= xs[0]
