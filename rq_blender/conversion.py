@@ -395,27 +395,27 @@ def refine_grid(
     """
     grid = np.asarray(times, dtype=np.float64)
     on_times = np.ones(len(grid), dtype=bool)
+    if at_times is None:
+        values = evaluate(grid)
+        q = values_to_quat(mode, values)
+    else:
+        values, q = at_times
     for _ in range(MAX_REFINE_PASSES):
-        if at_times is not None and len(grid) == len(times):
-            values, q = at_times
-        else:
-            values = evaluate(grid)
-            q = values_to_quat(mode, values)
         if len(grid) < 2:
             break
-        extra = _extra_samples(mode, grid, values, q)
-        if not (extra > 0).any():
+        count = np.clip(_extra_samples(mode, grid, values, q), 0, 64)
+        if not count.any():
             break
-        extra = np.minimum(extra, 64)
-        inserted = [
-            grid[i] + (grid[i + 1] - grid[i]) * np.arange(1, m + 1) / (m + 1)
-            for i, m in enumerate(extra)
-            if m > 0
-        ]
-        new = np.concatenate(inserted)
+        # Gap i gets count[i] evenly spaced samples; only they are evaluated.
+        gap = np.repeat(np.arange(len(count)), count)
+        rank = np.arange(1, len(gap) + 1) - np.repeat(np.cumsum(count) - count, count)
+        new = grid[gap] + (grid[gap + 1] - grid[gap]) * rank / (count[gap] + 1)
+        new_values = evaluate(new)
         order = np.argsort(np.concatenate([grid, new]), kind="stable")
         grid = np.concatenate([grid, new])[order]
         on_times = np.concatenate([on_times, np.zeros(len(new), dtype=bool)])[order]
+        values = np.concatenate([values, new_values])[order]
+        q = np.concatenate([q, values_to_quat(mode, new_values)])[order]
     return grid, on_times, values, q
 
 
