@@ -139,7 +139,8 @@ def _correct_bezpart(v1, v2, v3, v4):
 
 
 def _first_valid(candidates):
-    """The first root of each row that lies in Blender's accepted range, or NaN; (m,)."""
+    """The first root of each row that lies in Blender's accepted range, or NaN; (m,) float32
+    (Blender's candidates past the real roots are NaN and never accepted: left out here)."""
     out = np.full(candidates[0].shape, np.nan, dtype=np.float32)
     for root in reversed(candidates):
         root32 = root.astype(np.float32)
@@ -159,9 +160,8 @@ def _solve_bezier_parameter(t, x1, x2, x3, x4):
     c1 = (_f32(3.0) * (x2 - x1)).astype(np.float64)
     c2 = (_f32(3.0) * (x1 - _f32(2.0) * x2 + x3)).astype(np.float64)
     c3 = (x4 - x1 + _f32(3.0) * (x2 - x3)).astype(np.float64)
-    nan = np.full(c0.shape, np.nan)
     with np.errstate(divide="ignore", invalid="ignore"):
-        # Cubic.
+        # Cubic: the case of each row, each computed only if some row has it.
         a = c2 / c3 / 3.0
         b = c1 / c3
         c = c0 / c3
@@ -169,34 +169,29 @@ def _solve_bezier_parameter(t, x1, x2, x3, x4):
         q = (2.0 * a * a * a - a * b + c) / 2.0
         d = q * q + p * p * p
         sd = np.sqrt(np.maximum(d, 0.0))
-        one = np.cbrt(-q + sd) + np.cbrt(-q - sd) - a
-        double_t = np.cbrt(-q)
         phi = np.arccos(np.clip(-q / np.sqrt(-(p * p * p)), -1.0, 1.0))
         st = np.sqrt(-p)
         cp = np.cos(phi / 3.0)
         sq = np.sqrt(3.0 - 3.0 * cp * cp)
-        three = (2.0 * st * cp - a, -st * (cp + sq) - a, -st * (cp - sq) - a)
-        cubic = np.where(
-            d > 0.0,
-            _first_valid((one, nan, nan)),
-            np.where(
-                d == 0.0,
-                _first_valid((2.0 * double_t - a, -double_t - a, nan)),
-                _first_valid(three),
-            ),
-        )
+        solved = _first_valid((2.0 * st * cp - a, -st * (cp + sq) - a, -st * (cp - sq) - a))
+        solved = np.where(d > 0.0, _first_valid((np.cbrt(-q + sd) + np.cbrt(-q - sd) - a,)), solved)
+        if (d == 0.0).any():
+            double_t = np.cbrt(-q)
+            solved = np.where(d == 0.0, _first_valid((2.0 * double_t - a, -double_t - a)), solved)
+        if (c3 != 0.0).all():
+            return solved
         # Quadratic (c3 == 0).
         disc = c1 * c1 - 4.0 * c2 * c0
         sdisc = np.sqrt(np.maximum(disc, 0.0))
         quad = np.where(
             disc > 0.0,
-            _first_valid(((-c1 - sdisc) / (2.0 * c2), (-c1 + sdisc) / (2.0 * c2), nan)),
-            np.where(disc == 0.0, _first_valid((-c1 / (2.0 * c2), nan, nan)), np.nan),
+            _first_valid(((-c1 - sdisc) / (2.0 * c2), (-c1 + sdisc) / (2.0 * c2))),
+            np.where(disc == 0.0, _first_valid((-c1 / (2.0 * c2),)), np.nan),
         )
         # Linear (c3 == c2 == 0), and the degenerate constant.
         constant = np.where(c0 == 0, 0.0, np.nan)
-        lin = np.where(c1 != 0.0, _first_valid((-c0 / c1, nan, nan)), constant)
-    return np.where(c3 != 0.0, cubic, np.where(c2 != 0.0, quad, lin)).astype(np.float32)
+        lin = np.where(c1 != 0.0, _first_valid((-c0 / c1,)), constant)
+    return np.where(c3 != 0.0, solved, np.where(c2 != 0.0, quad, lin)).astype(np.float32)
 
 
 def _bezier_y(s, y1, y2, y3, y4):
