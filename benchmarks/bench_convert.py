@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 import pathlib
 import sys
-import time
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "tools"), str(REPO / "tests" / "blender")]
@@ -31,42 +30,11 @@ USER_RESOURCES = blender_extension.use_temporary_user_resources()
 import bpy  # noqa: E402  (Blender reads BLENDER_USER_RESOURCES when it starts)
 import numpy as np  # noqa: E402
 import rigs  # noqa: E402
+from blender_timing import time_nla_bake, timed  # noqa: E402
 
 # Issue 4: each way at least this much faster than nla.bake, and under this many seconds.
 TARGET_RATIO = 10.0
 TARGET_SECONDS = 2.0
-
-
-def _timed(call) -> float:
-    start = time.perf_counter()
-    result = call()
-    elapsed = time.perf_counter() - start
-    assert result == {"FINISHED"}, result
-    return elapsed
-
-
-def _bake(obj, frames) -> float:
-    """Time ``nla.bake`` with visual keying of the selected bones into a scratch action,
-    then put the original action back."""
-    action = obj.animation_data.action
-    elapsed = _timed(
-        lambda: bpy.ops.nla.bake(
-            frame_start=frames[0],
-            frame_end=frames[-1],
-            only_selected=True,
-            visual_keying=True,
-            use_current_action=False,
-            bake_types={'POSE'},
-        )
-    )
-    scratch = obj.animation_data.action
-    obj.animation_data.action = action
-    if scratch is not action:
-        bpy.data.actions.remove(scratch)
-    # Evaluate the restored scene now, as it was when the bake started: otherwise the next
-    # operator timed would pay for it (``bpy.ops`` updates the view layer first).
-    bpy.context.view_layer.update()
-    return elapsed
 
 
 def rows(repeats: int = 5) -> list[dict]:
@@ -106,14 +74,14 @@ def rows(repeats: int = 5) -> list[dict]:
     for _ in range(repeats):
         for pose_bone in obj.pose.bones:
             rigs.select(pose_bone, True)
-        bake = _bake(obj, frames)
-        record("to RQ", _timed(lambda: bpy.ops.pose.rq_set_mode(mode='RQ', strategy='KEYS')), bake)
-        bake = _bake(obj, frames)
+        bake = time_nla_bake(obj, frames[0], frames[-1])
+        record("to RQ", timed(lambda: bpy.ops.pose.rq_set_mode(mode='RQ', strategy='KEYS')), bake)
+        bake = time_nla_bake(obj, frames[0], frames[-1])
         back = 0.0
         for order in sorted(set(modes.values())):
             for pose_bone in obj.pose.bones:
                 rigs.select(pose_bone, modes[pose_bone.name] == order)
-            back += _timed(
+            back += timed(
                 lambda order=order: bpy.ops.pose.rq_set_mode(mode=order, strategy='KEYS')
             )
         record("back to Euler", back, bake)

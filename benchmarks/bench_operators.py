@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import pathlib
 import sys
-import time
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "tools"), str(REPO / "tests" / "blender")]
@@ -29,16 +28,9 @@ USER_RESOURCES = blender_extension.use_temporary_user_resources()
 import bpy  # noqa: E402  (Blender reads BLENDER_USER_RESOURCES when it starts)
 import numpy as np  # noqa: E402
 import rigs  # noqa: E402
+from blender_timing import time_nla_bake, timed  # noqa: E402
 
 KEY_STEP = 10
-
-
-def _timed(call) -> float:
-    start = time.perf_counter()
-    result = call()
-    elapsed = time.perf_counter() - start
-    assert result == {"FINISHED"}, result
-    return elapsed
 
 
 def _rq_rig(bones: int, frames: int, seed: int = 1) -> bpy.types.Object:
@@ -69,17 +61,29 @@ def _rq_rig(bones: int, frames: int, seed: int = 1) -> bpy.types.Object:
     return obj
 
 
-def _nla_bake(obj, frames: int) -> float:
-    action = obj.animation_data.action
-    elapsed = _timed(lambda: bpy.ops.nla.bake(
-        frame_start=1, frame_end=frames, only_selected=True, visual_keying=True,
-        use_current_action=False, bake_types={'POSE'},
-    ))
-    scratch = obj.animation_data.action
-    obj.animation_data.action = action
-    if scratch is not action:
-        bpy.data.actions.remove(scratch)
-    return elapsed
+def measure(bones: int = 200, frames: int = 1000) -> tuple[float, list[tuple[str, float]]]:
+    """``(nla.bake seconds, [(operator, seconds)])``, all in this run, on a fresh rig."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+    blender_extension.install(blender_extension.build_zip(USER_RESOURCES / "dist"))
+    obj = _rq_rig(bones, frames)
+    baseline = time_nla_bake(obj, 1, frames)
+    return baseline, [
+        ("continuity filter", timed(bpy.ops.pose.rq_continuity_filter)),
+        ("spline interpolate", timed(bpy.ops.pose.rq_spline_interpolate)),
+        ("bake (every frame)", timed(lambda: bpy.ops.pose.rq_bake(target='QUATERNION'))),
+    ]
+
+
+def readme_rows(bones: int = 200, frames: int = 1000) -> list[dict[str, str]]:
+    """The rows of the README's benchmark table (see ``tools/bench_all.py``)."""
+    baseline, rows = measure(bones, frames)
+    return [
+        {"measurement": f"{name}, {bones} RQ bones x {frames} frames",
+         "ours": f"{seconds:.3f} s",
+         "peer": f"{baseline:.2f} s (nla.bake, visual keying)",
+         "ratio": f"{seconds / baseline:.3f} of it", "target": "< 0.05"}
+        for name, seconds in rows
+    ]
 
 
 def main() -> None:
@@ -87,17 +91,9 @@ def main() -> None:
     parser.add_argument("--bones", type=int, default=200)
     parser.add_argument("--frames", type=int, default=1000)
     args = parser.parse_args()
-    bpy.ops.wm.read_homefile(use_empty=True)
-    blender_extension.install(blender_extension.build_zip(USER_RESOURCES / "dist"))
-    obj = _rq_rig(args.bones, args.frames)
     print(f"Blender {bpy.app.version_string}: {args.bones} RQ bones, {args.frames} frames, "
           f"keys every {KEY_STEP} frames")
-    baseline = _nla_bake(obj, args.frames)
-    rows = [
-        ("continuity filter", _timed(bpy.ops.pose.rq_continuity_filter)),
-        ("spline interpolate", _timed(bpy.ops.pose.rq_spline_interpolate)),
-        ("bake (every frame)", _timed(lambda: bpy.ops.pose.rq_bake(target='QUATERNION'))),
-    ]
+    baseline, rows = measure(args.bones, args.frames)
     print(f"nla.bake (visual keying) {baseline:8.3f} s")
     for name, seconds in rows:
         ratio = seconds / baseline
