@@ -181,3 +181,31 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     for suite in config.stash.get(SUITES_KEY, {}).values():
         if suite.process is not None and suite.process.poll() is None:
             suite.process.kill()
+
+
+def _layer(nodeid: str) -> str:
+    """The test layer of a node id: core, static, demo, gui, or Blender's with its version
+    (packaging reported apart)."""
+    parts = nodeid.split("/")
+    layer = parts[1] if parts[0] == "tests" and len(parts) > 2 else parts[0]
+    if layer != "blender":
+        return layer
+    version = "bpy-4.2" if "bpy-4.2" in nodeid else "bpy-5.0"
+    kind = "packaging" if "test_packaging.py" in nodeid else "blender"
+    return f"{kind} [{version}]"
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    """A count per layer before pytest's own summary line."""
+    counts: dict[str, dict[str, int]] = {}
+    for outcome in ("passed", "failed", "skipped", "error"):
+        for report in terminalreporter.stats.get(outcome, []):
+            if getattr(report, "when", "call") in ("call", "setup") and hasattr(report, "nodeid"):
+                layer = counts.setdefault(_layer(report.nodeid), {})
+                layer[outcome] = layer.get(outcome, 0) + 1
+    if not counts:
+        return
+    terminalreporter.section("tests per layer")
+    for layer in sorted(counts):
+        line = ", ".join(f"{n} {outcome}" for outcome, n in counts[layer].items())
+        terminalreporter.write_line(f"{layer:22s} {line}")
