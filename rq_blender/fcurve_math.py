@@ -119,23 +119,27 @@ def supported_interpolation(codes: np.ndarray) -> np.ndarray:
     return (codes >= CONSTANT) & (codes <= BEZIER)
 
 
-def _correct_bezpart(v1, v2, v3, v4):
+def _correct_bezpart(x1, x2, x3, x4, y1, y2, y3, y4):
     """Shorten each handle of each segment that reaches past the other key in time.
 
-    ``BKE_fcurve_correct_bezpart`` (each handle on its own, scaled to the segment's span);
-    all arguments shape (m, 2) float32, ``v2``/``v3`` returned corrected.
+    ``BKE_fcurve_correct_bezpart`` (each handle on its own, scaled to the segment's span).
+    ``x1..x4`` (m,) float32 frames of the keys and handles, ``y1..y4`` (m, k) float32 values
+    (k components sharing those frames: the factor depends on the frames only). Returns the
+    corrected ``(x2, x3, y2, y3)``.
     """
-    h1 = v1 - v2
-    h2 = v4 - v3
-    span = v4[:, 0] - v1[:, 0]
-    len1 = np.abs(h1[:, 0])
-    len2 = np.abs(h2[:, 0])
+    span = x4 - x1
+    len1 = np.abs(x1 - x2)
+    len2 = np.abs(x4 - x3)
+    long1 = len1 > span
+    long2 = len2 > span
     with np.errstate(divide="ignore", invalid="ignore"):
-        fac1 = np.where(len1 > span, span / len1, _f32(1.0)).astype(np.float32)
-        fac2 = np.where(len2 > span, span / len2, _f32(1.0)).astype(np.float32)
-    v2 = np.where((len1 > span)[:, None], v1 - fac1[:, None] * h1, v2)
-    v3 = np.where((len2 > span)[:, None], v4 - fac2[:, None] * h2, v3)
-    return v2, v3
+        fac1 = np.where(long1, span / len1, _f32(1.0)).astype(np.float32)
+        fac2 = np.where(long2, span / len2, _f32(1.0)).astype(np.float32)
+    x2 = np.where(long1, x1 - fac1 * (x1 - x2), x2)
+    x3 = np.where(long2, x4 - fac2 * (x4 - x3), x3)
+    y2 = np.where(long1[:, None], y1 - fac1[:, None] * (y1 - y2), y2)
+    y3 = np.where(long2[:, None], y4 - fac2[:, None] * (y4 - y3), y3)
+    return x2, x3, y2, y3
 
 
 def _first_valid(candidates):
@@ -203,6 +207,65 @@ def _bezier_y(s, y1, y2, y3, y4):
     return c0 + s * c1 + s * s * c2 + s * s * s * c3
 
 
+def evaluate_segments(t, x, y, interpolation=None) -> np.ndarray:
+    """Blender's evaluation of many keyframe segments at once, one time per segment.
+
+    The segments may belong to any number of F-curves; this is the inside-the-key-range part
+    of `evaluate` (exact hits within `EXACT_THRESHOLD` of either key, the right one winning;
+    CONSTANT, LINEAR, and BEZIER with Blender's handle correction, cubic solve and flat-segment
+    test), in float32 like Blender.
+
+    Parameters
+    ----------
+    t : array_like, shape (m,)
+        Frames, each between its segment's two keys.
+    x : array_like, shape (m, 4)
+        Frames of each segment's Bezier points: the left key, its right handle, the right
+        key's left handle, the right key (the handle columns are ignored unless BEZIER).
+    y : array_like, shape (m, 4) or (m, 4, k)
+        Values of those points. With k components (the channels of one vector keyed at the
+        same frames with handles at the same frames) one cubic solve serves all of them.
+    interpolation : array_like of int, shape (m,), optional
+        Each left key's interpolation code (`CONSTANT`, `LINEAR`, `BEZIER`); BEZIER when
+        omitted.
+
+    Returns
+    -------
+    ndarray, shape (m,) or (m, k), float64
+        The values (float32 arithmetic, widened).
+    """
+    t = np.asarray(t, dtype=np.float32).reshape(-1)
+    x = np.asarray(x, dtype=np.float32)
+    y = np.asarray(y, dtype=np.float32)
+    single = y.ndim == 2
+    if single:
+        y = y[:, :, None]
+    ipo = (np.full(len(t), BEZIER) if interpolation is None
+           else np.asarray(interpolation).reshape(-1))
+    exact_right = np.abs(x[:, 3] - t) <= EXACT_THRESHOLD
+    exact_left = np.abs(x[:, 0] - t) <= EXACT_THRESHOLD
+    todo = ~(exact_left | exact_right)
+    out = np.where(exact_right[:, None], y[:, 3], y[:, 0])  # exact hits; CONSTANT holds
+    lin = todo & (ipo == LINEAR)
+    if lin.any():
+        fac = ((t[lin] - x[lin, 0]) / (x[lin, 3] - x[lin, 0]))[:, None]
+        out[lin] = fac * y[lin, 3] + (_f32(1.0) - fac) * y[lin, 0]
+    bez = todo & (ipo == BEZIER)
+    if bez.any():
+        xb, yb = x[bez], y[bez]
+        x1, x2, x3, x4 = (xb[:, j] for j in range(4))
+        y1, y2, y3, y4 = (yb[:, j] for j in range(4))
+        flat = ((np.abs(y1 - y4) < _F32_EPS) & (np.abs(y2 - y3) < _F32_EPS)
+                & (np.abs(y3 - y4) < _F32_EPS))
+        x2, x3, y2, y3 = _correct_bezpart(x1, x2, x3, x4, y1, y2, y3, y4)
+        s = _solve_bezier_parameter(t[bez], x1, x2, x3, x4)[:, None]
+        value = _bezier_y(s, y1, y2, y3, y4)
+        value = np.where(np.isnan(s), _f32(0.0), value)  # no root (degenerate handles): 0
+        out[bez] = np.where(flat, y1, value)
+    out = out.astype(np.float64)
+    return out[:, 0] if single else out
+
+
 def _extrapolate(keys: Keys, t, end: int, direction: int):
     """Values at ``t`` beyond the key at index ``end`` (0 with ``direction`` +1 towards the
     other keys, or n-1 with -1)."""
@@ -263,37 +326,20 @@ def evaluate(keys: Keys, t) -> np.ndarray:
         left = right - 1
         exact_right = np.abs(xs[right] - ti) <= EXACT_THRESHOLD
         exact_left = np.abs(xs[left] - ti) <= EXACT_THRESHOLD
-        y0, y1 = co[left, 1], co[right, 1]
-        # Keys hit exactly (the right one wins, as in Blender) need no interpolation.
-        val = np.where(exact_right, y1, y0)
         todo = ~(exact_left | exact_right)
-        ipo = np.where(todo, keys.interpolation[left], -1)
-
-        const = ipo == CONSTANT
-        val[const] = y0[const]
-
-        lin = ipo == LINEAR
-        fac = (ti[lin] - xs[left[lin]]) / (xs[right[lin]] - xs[left[lin]])
-        val[lin] = fac * y1[lin] + (_f32(1.0) - fac) * y0[lin]
-
-        bez = ipo == BEZIER
-        if bez.any():
-            lb, rb = left[bez], right[bez]
-            v1 = co[lb]
-            v2 = keys.handle_right[lb].astype(np.float32)
-            v3 = keys.handle_left[rb].astype(np.float32)
-            v4 = co[rb]
-            flat = (
-                (np.abs(v1[:, 1] - v4[:, 1]) < _F32_EPS)
-                & (np.abs(v2[:, 1] - v3[:, 1]) < _F32_EPS)
-                & (np.abs(v3[:, 1] - v4[:, 1]) < _F32_EPS)
-            )
-            v2, v3 = _correct_bezpart(v1, v2, v3, v4)
-            s = _solve_bezier_parameter(ti[bez], v1[:, 0], v2[:, 0], v3[:, 0], v4[:, 0])
-            y = _bezier_y(s, v1[:, 1], v2[:, 1], v3[:, 1], v4[:, 1])
-            # No root (degenerate handles): Blender gives 0.
-            y = np.where(np.isnan(s), _f32(0.0), y)
-            val[bez] = np.where(flat, v1[:, 1], y)
-
+        # Keys hit exactly (the right one wins, as in Blender) need no interpolation.
+        val = np.where(exact_right, co[right, 1], co[left, 1])
+        if todo.any():
+            lt, rt = left[todo], right[todo]
+            ipo = keys.interpolation[lt]
+            x = np.stack([xs[lt], xs[lt], xs[rt], xs[rt]], axis=1)
+            y = np.stack([co[lt, 1], co[lt, 1], co[rt, 1], co[rt, 1]], axis=1)
+            bez = ipo == BEZIER
+            if bez.any():  # only then are the handles read
+                x[bez, 1] = keys.handle_right[lt[bez], 0]
+                y[bez, 1] = keys.handle_right[lt[bez], 1]
+                x[bez, 2] = keys.handle_left[rt[bez], 0]
+                y[bez, 2] = keys.handle_left[rt[bez], 1]
+            val[todo] = evaluate_segments(ti[todo], x, y, ipo)
         out[inside] = val
     return out.astype(np.float64)
