@@ -33,9 +33,11 @@ KIND_ITEMS = (
 
 class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
     """Interpolate the selected RQ and swing/twist channels as a cubic spline in RQ space (the
-    twist as a plain cubic), written as ordinary Bezier keys that play without the add-on;
-    extra keys are inserted where needed (near the 2*pi shell, spins of more than a revolution
-    between keys) so the curves follow the spline within the tolerance"""
+    twist as a plain cubic), written as ordinary Bezier keys that play without the add-on.
+    Keys are added where the spline needs them: hidden keys for spins of more than half a
+    turn, and near the 2*pi shell a change of chart written as a held jump (a Constant key,
+    then the equivalent vector 0.01 frames later). Run the continuity filter before this, not
+    after: the filter leaves these jumps alone"""
 
     bl_idname = "pose.rq_spline_interpolate"
     bl_label = "RQ Spline Interpolation"
@@ -46,7 +48,11 @@ class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
     )
     tolerance: FloatProperty(  # type: ignore[valid-type]
         name="Tolerance",
-        description="Largest rotation difference allowed between the F-curves and the spline",
+        description=(
+            "Largest rotation difference allowed between the F-curves and the spline; bones "
+            "beyond it are reported (only a chart change where the bone turns fast can be: it "
+            "holds the rotation for 0.01 frames)"
+        ),
         default=0.00174533,  # 0.1 degree
         min=1e-6,
         soft_max=0.0174533,
@@ -100,7 +106,7 @@ class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
         with progress.progress(context, 2 * len(usable)) as update:
             results = self._fit(usable, kind)
             update(len(usable))
-            written = added = 0
+            written = added = jumps = 0
             worst = 0.0
             off: list[str] = []
             for done, (curves, result) in enumerate(zip(usable, results, strict=True)):
@@ -110,10 +116,12 @@ class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
                     animdata.write_keys(
                         owner, curves.data_path, index, curves.bone_name, result.times,
                         result.values[:, column],
+                        interpolation=result.interpolation,
                         handles=(result.handle_left[:, column], result.handle_right[:, column]),
                     )
                 written += len(result.times)
                 added += result.added
+                jumps += result.jumps
                 worst = max(worst, result.max_error)
                 if result.max_error > self.tolerance:
                     off.append(curves.bone_name)
@@ -122,13 +130,15 @@ class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
         note = f", converted {converted} native bone{'s' * (converted != 1)}" if converted else ""
         message = (
             f"Interpolated {bones} bone{'s' * (bones != 1)} as {self.kind.replace('_', '-')}: "
-            f"{written} keys ({added} inserted to follow the spline, largest deviation "
+            f"{written} keys ({added} added: the spline's hidden keys and {jumps} held "
+            f"jump{'s' * (jumps != 1)} between charts; largest deviation "
             f"{math.degrees(worst):.3g} degrees){note}"
         )
         if off:
-            # Where the spline passes next to the identity on a shell with a turning axis, one
-            # continuous F-curve chart cannot follow its reparameterized piece (see spline_keys).
-            message += f"; beyond the tolerance on {', '.join(sorted(set(off)))}"
+            # Only a held jump where the rotation turns faster than the tolerance per half
+            # `spline_keys.JUMP_GAP` frames gets here (see spline_keys).
+            message += (f"; beyond the tolerance on {', '.join(sorted(set(off)))} (a chart "
+                        "change where the bone turns fast)")
         self.report({'WARNING'} if off else {'INFO'}, message)
         return {'FINISHED'}
 

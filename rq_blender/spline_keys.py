@@ -1,32 +1,47 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """RQ-spline interpolation written as ordinary Bezier F-curve keys (plays without Python).
 
-The target is the core's spline (`rq_rotation.rq_spline`, with hidden keys and per-piece
-reparameterization near the shells). An F-curve holds one value per key, shared by the
-segments on both sides, so the per-piece charts cannot live in the keys. Instead, for many
-curves at once (every array below is flat over all curves and their pieces):
+The target is the core's spline (`rq_rotation.rq_spline`: hidden keys where a segment spans
+more than half a turn, and each piece near a ``2 pi k`` shell reparameterized as a group into
+the chart of that shell). Each piece is a cubic Bezier curve in its own chart, and an F-curve
+reproduces a cubic exactly: a key at each end, FREE handles at the thirds in time holding the
+piece's inner control points (Blender's ``x(s)`` is then linear in ``s``). Every array below
+is flat over all pieces of all curves.
 
-1. The target is sampled (`_samples`) and its RQ values ``w`` are lifted into the chart of
-   the keys as given (`_lift`): each piece's *raw* version is the same piece without
-   reparameterization. A piece in chart 0 already is there (a *native* piece); elsewhere the
-   equivalent vectors of ``w`` lie on its axis, ``2 pi n`` apart, and the lift takes the one
-   on the raw piece's side. It meets the raw pieces at their ends, so the F-curve keys keep
-   the animator's values and windings. Next to the identity, where a shell crossing with a
-   turning axis would swing that vector along the shell faster than keys can follow, the
-   lift crosses the shell like the raw piece, off the target by at most ``|w|`` (reported).
-2. Knots start at the piece boundaries (key times and the core's hidden keys); at each knot
-   the F-curve key holds the lifted value and FREE handles at 1/3 of the neighbouring
-   intervals along the tangent ``dv/dt`` of the lift (`_tangents`). With handles at the
-   thirds in time, Blender's ``x(s)`` is linear, so a native piece is reproduced exactly: its
-   handles are its own Bezier control points.
-3. The F-curves are evaluated as Blender evaluates them (`fcurve_math`, float32) at every
-   sample, all segments of all curves at once (`_evaluate_segments`); in each interval whose
-   rotation differs from the target by more than the tolerance, the worst sample becomes a
-   knot. Repeat until every sample is within the tolerance (only the intervals that changed
-   are evaluated again); the reported error also covers the middle between samples.
+1. *Charts.* Each piece is written in its own chart (exact), and each chart change as a
+   *held jump*: a key with CONSTANT interpolation, then the next key `JUMP_GAP` frames later
+   in the new chart (same rotation), on every channel of the vector at the same frames.
+   ``FCurve.update`` merges keys less than 0.01 frames apart (measured on 4.2 and 5.0: only
+   ``update`` merges, but every tool calls it), so the hold cannot be shorter, and the
+   rotation stands still for it: a deviation of about ``|omega| JUMP_GAP / 2`` (``omega`` the
+   angular velocity in radians per frame; 0.05 degrees at 10 degrees per frame). Where that
+   would exceed half the tolerance (`_written_charts`: a fast spin through the shell), the
+   run of pieces in that chart is *lifted* into the keys' chart instead (step 3).
+2. *Exact pieces* (`_exact_keys`). For a jump at frame ``t`` between pieces L and R: the key
+   at ``t`` starts R exactly; the CONSTANT key at ``t - JUMP_GAP`` holds L's rotation at
+   ``t - JUMP_GAP/2``, the middle of the hold, and L is written over ``[start,
+   t - JUMP_GAP]`` as its part up to ``t - JUMP_GAP/2`` (a time warp of ``JUMP_GAP/2`` spread
+   over the piece). Where L is lifted or too short, the CONSTANT key at ``t`` holds L's end
+   and R starts ``JUMP_GAP`` later (deviation up to ``|omega| JUMP_GAP``).
+3. *Lifted pieces* (`_lifted_keys`, only where step 1 says so). The target's values are
+   lifted into the keys' chart: the equivalent vectors lie on the axis, ``2 pi n`` apart, and
+   the lift takes the one on the side of the same piece without reparameterization. Knots
+   start at the piece boundaries with FREE handles along the lift's tangent; the curves are
+   evaluated as Blender does at dense samples and the worst sample of each interval out of
+   tolerance becomes a knot, until all are within it. (Next to the identity with a turning
+   axis the lift swings along the shell faster than keys can follow: it crosses the shell
+   like the raw piece instead, off by at most ``|w|``, reported; that is why jumps come
+   first.)
 
-Native pieces are exact by construction and checked at `NATIVE_CHECKS` points only; the
-others are sampled densely (`SAMPLES_PER_FRAME`, `MAX_SAMPLE_TURN`).
+Every key at a given key time keeps its rotation exactly (at a jump the key there is in the
+chart of the piece after it), and `SplineKeys.max_error` is measured on the written keys,
+evaluated as Blender does (`fcurve_math.evaluate_segments`, float32), against the core's
+spline: at `SEGMENT_CHECKS` of every segment and hold, and at the dense samples of lifted runs.
+
+The continuity filter (`key_continuity`) treats a held jump (a CONSTANT key and a key at most
+``key_continuity.JUMP_WINDOW`` frames later) as a chart change and starts again after it, so
+running it after this keeps the charts. Run it before: this keeps the keys' windings wherever
+the core's spline does.
 """
 
 from __future__ import annotations
@@ -40,15 +55,33 @@ import numpy as np
 from .. import rq_rotation as rq
 from . import fcurve_math
 
-# Pieces that are not native are checked at samples at least this dense (per frame) and close
-# enough that the target turns by at most `MAX_SAMPLE_TURN` (radians) from one to the next.
+# Frames between the two keys of a held jump (Blender merges keys closer than 0.01 frames;
+# `_jump_gaps` adds float32 rounding at large frame numbers).
+JUMP_GAP = 0.0101
+# A jump is held before its chart change only where the piece before keeps at least this
+# many frames of its own (so that ``FCurve.update`` keeps every key).
+MIN_KEY_GAP = 0.0101
+# A jump whose hold would turn by more than this fraction of the tolerance is not made: the
+# run of pieces is lifted into the keys' chart instead.
+JUMP_SHARE = 0.8
+# Fractions of each written segment (a piece's body or a hold) where the deviation is
+# measured; also `NEAR_KEYS` frames after its left key and before its right key: inside
+# Blender's exact-hit threshold (a key's value a little away from it) and just outside (where
+# a hold's deviation is largest).
+SEGMENT_CHECKS = (0.0, 0.25, 0.5, 0.75, 1.0)
+NEAR_KEYS = (0.99 * fcurve_math.EXACT_THRESHOLD, 1.5 * fcurve_math.EXACT_THRESHOLD)
+WARPED_CHECKS = 32
+
+# Lifted runs (step 3 of the module docstring). Pieces are checked at samples at least this
+# dense (per frame) and close enough that the target turns by at most `MAX_SAMPLE_TURN`
+# (radians) from one to the next.
 SAMPLES_PER_FRAME = 1
 MAX_SAMPLE_TURN = 0.08
-# Interior check points of a native piece (a guard against float32 evaluation, not against
-# the shape, which is the piece itself).
+# Interior check points of a piece in the keys' chart (exact by construction: a guard against
+# float32 evaluation, not against the shape).
 NATIVE_CHECKS = 3
-# Knots at least this far apart (frames): ``FCurve.update`` merges keys closer than 0.01.
-MIN_KEY_GAP = 0.02
+# Knots inserted at least this far apart (frames).
+LIFT_KEY_GAP = 0.02
 # At most this many refinement passes (each adds a knot to every interval out of tolerance).
 MAX_PASSES = 24
 # A tangent of the lift is replaced by a finite difference of the lifted samples where it is
@@ -88,9 +121,15 @@ class SplineKeys:
     handle_left, handle_right : ndarray, shape (n, k, 2)
         Per component, the ``(frame, value)`` handle points.
     added : int
-        Knots added beyond the keys and the core's hidden keys.
+        Keys beyond the keys given: the core's hidden keys, one per held jump, knots of
+        lifted runs.
     max_error : float
-        Largest rotation angle (radians) between the F-curves and the target at the samples.
+        Largest rotation angle (radians) between the F-curves and the target at the checks.
+    interpolation : ndarray of int, shape (n,), optional
+        ``fcurve_math`` codes (CONSTANT at the first key of each held jump); all BEZIER when
+        None.
+    jumps : int
+        Held jumps (chart changes).
     """
 
     times: np.ndarray
@@ -99,6 +138,8 @@ class SplineKeys:
     handle_right: np.ndarray
     added: int
     max_error: float
+    interpolation: np.ndarray | None = None
+    jumps: int = 0
 
 
 @dataclass
@@ -122,7 +163,7 @@ class SplineInput:
 
 
 def _handles(times: np.ndarray, values: np.ndarray, tangents: np.ndarray):
-    """Handles at 1/3 of each neighbouring interval along ``tangents``; (n, 3, 2) each."""
+    """Handles at 1/3 of each neighbouring interval along ``tangents``; (n, k, 2) each."""
     h = np.diff(times)
     before = np.concatenate([h[:1], h])[:, None] / 3.0
     after = np.concatenate([h, h[-1:]])[:, None] / 3.0
@@ -142,7 +183,156 @@ def _grid(counts: np.ndarray):
 
 @dataclass
 class _Pieces:
-    """The pieces of every target spline, flat: ``curve`` (P,) says whose.
+    """The pieces of every target spline, flat: ``curve`` (P,) says whose."""
+
+    curve: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    control_points: np.ndarray  # (P, 4, 3), in each piece's chart
+    charts: np.ndarray  # (P,) the shell index of each piece's chart
+
+    @property
+    def first(self) -> np.ndarray:
+        """The first piece of its curve (P,)."""
+        return np.append(True, self.curve[1:] != self.curve[:-1])
+
+    @property
+    def last(self) -> np.ndarray:
+        """The last piece of its curve (P,)."""
+        return np.append(self.curve[1:] != self.curve[:-1], True)
+
+
+def _pieces(splines: Sequence[rq.RQSpline]) -> _Pieces:
+    return _Pieces(
+        curve=np.repeat(np.arange(len(splines)), [len(s.starts) for s in splines]),
+        starts=np.concatenate([s.starts for s in splines]),
+        ends=np.concatenate([s.ends for s in splines]),
+        control_points=np.concatenate([s.control_points for s in splines]),
+        charts=np.concatenate([s.charts for s in splines]),
+    )
+
+
+def _jump_gaps(t: np.ndarray) -> np.ndarray:
+    """`JUMP_GAP` (t,) widened where float32 rounding of frames near ``t`` could bring two
+    keys that far apart under 0.01 frames."""
+    return JUMP_GAP + 2.0 * np.spacing(np.abs(t).astype(np.float32)).astype(np.float64)
+
+
+def _sub_bezier(cp: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Control points (P, 4, 3) of the Bezier pieces ``cp`` (P, 4, 3) restricted to the
+    parameters ``[a, b]`` (P,), reparameterized over [0, 1] (exact for cubics)."""
+    pa, pb = rq.bezier_values(cp, a), rq.bezier_values(cp, b)
+    third = ((b - a) / 3.0)[:, None]
+    part = np.stack([pa, pa + third * rq.bezier_derivatives(cp, a),
+                     pb - third * rq.bezier_derivatives(cp, b), pb], axis=1)
+    return np.where(((a == 0.0) & (b == 1.0))[:, None, None], cp, part)  # whole: as given
+
+
+def _runs(first: np.ndarray, charts: np.ndarray):
+    """``(run, jump)`` (P,): the run of equal charts each piece is in, and whether a chart
+    change starts at it."""
+    jump = ~first & (charts != np.roll(charts, 1))
+    return np.cumsum(first | jump) - 1, jump
+
+
+def _written_charts(pieces: _Pieces, tolerance: float) -> np.ndarray:
+    """The chart each piece is written in (P,): its own, or 0 (the keys' chart) where a jump
+    into or out of its chart would turn by more than `JUMP_SHARE` of the tolerance (about
+    ``|omega| JUMP_GAP / 2`` at the change). Such a jump moves into the run of pieces in the
+    other chart, to its first boundary where a jump is cheap (the pieces passed are lifted),
+    or the whole run is lifted."""
+    cp, h = pieces.control_points, pieces.ends - pieces.starts
+    omega = np.linalg.norm(rq.rq_angular_velocity(
+        cp[:, 0], 3.0 * (cp[:, 1] - cp[:, 0]) / h[:, None]), axis=1)
+    costly = omega * _jump_gaps(pieces.starts) / 2.0 > JUMP_SHARE * tolerance
+    first = pieces.first
+    written = pieces.charts.copy()
+    while True:  # each round lifts at least one piece
+        _, jump = _runs(first, written)
+        bad = np.flatnonzero(jump & costly)
+        if not len(bad):
+            return written
+        b = int(bad[0])
+        # Lift the piece after the change, and on into its run until a cheap boundary, if
+        # its chart is not 0; else the piece before, and back.
+        step, p = (1, b) if written[b] != 0 else (-1, b - 1)
+        chart = written[p]
+        while True:
+            written[p] = 0
+            nxt = p + step
+            if nxt < 0 or nxt >= len(written) or (first[nxt] if step > 0 else first[p]):
+                break
+            if written[nxt] != chart or not costly[max(p, nxt)]:
+                break
+            p = nxt
+
+
+@dataclass
+class _KeyRows:
+    """Keys of many curves, flat (``curve`` (n,) says whose), in no particular order."""
+
+    curve: np.ndarray
+    time: np.ndarray
+    value: np.ndarray  # (n, 3)
+    left_time: np.ndarray
+    left: np.ndarray  # (n, 3)
+    right_time: np.ndarray
+    right: np.ndarray  # (n, 3)
+    code: np.ndarray
+
+    @staticmethod
+    def join(parts: Sequence[_KeyRows]) -> _KeyRows:
+        """All keys, sorted by curve and time."""
+        joined = _KeyRows(*(np.concatenate([getattr(p, name) for p in parts])
+                            for name in _KeyRows.__dataclass_fields__))
+        order = np.lexsort((joined.time, joined.curve))
+        return _KeyRows(*(getattr(joined, name)[order]
+                          for name in _KeyRows.__dataclass_fields__))
+
+
+def _exact_keys(pieces: _Pieces, write: np.ndarray, jump: np.ndarray,
+                before: np.ndarray) -> _KeyRows:
+    """Keys reproducing the pieces ``write`` (P,) in their own charts, with the holds of the
+    jumps at their ends (`jump` (P,): a chart change starts at the piece; ``before``: its hold
+    lies in the piece before it, else after the change)."""
+    starts, ends = pieces.starts, pieces.ends
+    count = len(starts)
+    h = ends - starts
+    gap = _jump_gaps(starts)
+    start_shift = np.where(jump & ~before, gap, 0.0)
+    end_shift = np.append(np.where((jump & before)[1:], gap[1:], 0.0), 0.0)
+    # Each piece's body: F-curve frames [tau_a, tau_z] carry its part [u_a, u_z] (a hold
+    # before the next piece holds the rotation at the middle of the hold: u_z is half way).
+    tau_a, tau_z = starts + start_shift, ends - end_shift
+    cp = _sub_bezier(pieces.control_points, start_shift / h, 1.0 - 0.5 * end_shift / h)
+    third = (tau_z - tau_a) / 3.0
+    held = np.append(jump[1:], False)  # the piece ends with the CONSTANT key of a jump
+    previous = np.maximum(np.arange(count) - 1, 0)
+    shared = ~(pieces.first | jump)  # the start key is the previous piece's end
+    # Two key slots per piece: its start (always), its end (last piece, or before a jump).
+    emit = np.stack([write, write & (pieces.last | held)], axis=1)
+
+    def slots(start, end):
+        return np.stack([start, end], axis=1)[emit]
+
+    return _KeyRows(
+        curve=slots(pieces.curve, pieces.curve),
+        time=slots(tau_a, tau_z),
+        value=slots(cp[:, 0], cp[:, 3]),
+        left_time=slots(np.where(shared, (tau_z - third)[previous], tau_a - third),
+                        tau_z - third),
+        left=slots(np.where(shared[:, None], cp[previous, 2], 2.0 * cp[:, 0] - cp[:, 1]),
+                   cp[:, 2]),
+        right_time=slots(tau_a + third, tau_z + third),
+        right=slots(cp[:, 1], 2.0 * cp[:, 3] - cp[:, 2]),
+        code=slots(np.full(count, fcurve_math.BEZIER),
+                   np.where(held, fcurve_math.CONSTANT, fcurve_math.BEZIER)),
+    )
+
+
+@dataclass
+class _LiftPieces:
+    """Pieces to lift into the keys' chart, flat: ``curve`` (P,) numbers their runs.
 
     ``offset`` (P, 3) lifts each piece into the keys' chart: ``raw - control_points`` at the
     start, ``2 pi n`` along the axis for a piece in chart ``n`` (`_lift`); zero for a piece
@@ -161,29 +351,6 @@ class _Pieces:
         return ~self.offset.any(axis=1)
 
 
-def _pieces(inputs: Sequence[SplineInput], kind: str) -> _Pieces:
-    """The pieces, each lifted to the chart of the keys as given (its *raw* version: the
-    same pieces without reparameterization, since splitting does not depend on the charts)."""
-    splines = []
-    raws = []
-    for item in inputs:
-        splines.append(rq.rq_spline(item.times, item.keys, kind,
-                                    angular_velocities=item.angular_velocities))
-        raws.append(rq.rq_spline(item.times, item.keys, kind,
-                                 angular_velocities=item.angular_velocities,
-                                 reparameterize_segments=False))
-    control_points = np.concatenate([s.control_points for s in splines])
-    raw = np.concatenate([s.control_points for s in raws])
-    return _Pieces(
-        curve=np.repeat(np.arange(len(splines)), [len(s.starts) for s in splines]),
-        starts=np.concatenate([s.starts for s in splines]),
-        ends=np.concatenate([s.ends for s in splines]),
-        control_points=control_points,
-        raw=raw,
-        offset=raw[:, 0] - control_points[:, 0],
-    )
-
-
 def _subdivide(piece: np.ndarray, u: np.ndarray, counts: np.ndarray):
     """Samples sorted by ``(piece, u)`` with ``counts[i] - 1`` more spread evenly between
     samples ``i`` and ``i + 1`` (``counts`` (N-1,), 1 between pieces)."""
@@ -193,14 +360,14 @@ def _subdivide(piece: np.ndarray, u: np.ndarray, counts: np.ndarray):
     return np.append(piece[:-1][owner], piece[-1]), np.append(new_u, u[-1])
 
 
-def _target(pieces: _Pieces, piece: np.ndarray, u: np.ndarray):
+def _target(pieces: _LiftPieces, piece: np.ndarray, u: np.ndarray):
     """The target's values and derivatives per frame (N, 3) each, in the pieces' charts."""
     cp = pieces.control_points[piece]
     h = (pieces.ends - pieces.starts)[piece]
     return rq.bezier_values(cp, u), rq.bezier_derivatives(cp, u) / h[:, None]
 
 
-def _samples(pieces: _Pieces):
+def _samples(pieces: _LiftPieces):
     """Samples ``(piece, u)`` (N,) sorted by curve and time: the start of every piece, the
     end of each curve's last; `NATIVE_CHECKS` interior points of a native piece; elsewhere at
     least
@@ -245,7 +412,7 @@ def _samples(pieces: _Pieces):
     return piece[keep], u[keep]
 
 
-def _lift(pieces: _Pieces, piece: np.ndarray, u: np.ndarray, w: np.ndarray):
+def _lift(pieces: _LiftPieces, piece: np.ndarray, u: np.ndarray, w: np.ndarray):
     """Lifted values ``w + radius d`` (N, 3) of the target values ``w`` (N, 3) at samples
     ``(piece, u)`` (N,), and the directions ``d`` (N, 3) (see `_Pieces`; 0 in native pieces).
 
@@ -294,72 +461,23 @@ def _tangents(time, w, dw, direction, radius, first, last):
     return np.where(bad[:, None], difference, out)
 
 
-def _evaluate_segments(t, left_t, left_v, left_m, right_t, right_v, right_m):
-    """Blender's evaluation of the Bezier segments written by `_handles`, one per sample.
-
-    The segment of sample ``i`` runs from the key ``(left_t[i], left_v[i])`` to
-    ``(right_t[i], right_v[i])`` with tangents ``left_m``/``right_m`` (handles at the thirds).
-    Values (m, 3), times (m,). This is the BEZIER branch of `fcurve_math.evaluate` (float32,
-    Blender's handle correction and cubic solve, exact hits within
-    ``fcurve_math.EXACT_THRESHOLD`` of a key, flat segments) for segments of many curves at
-    once, where ``fcurve_math.evaluate`` takes one curve.
-    """
-    f32 = np.float32
-    t32 = np.asarray(t, dtype=f32)
-    third = (right_t - left_t)[:, None] / 3.0
-    x = [np.asarray(v, dtype=f32) for v in (left_t, left_t + third[:, 0],
-                                             right_t - third[:, 0], right_t)]
-    y = [np.asarray(v, dtype=f32) for v in (left_v, left_v + left_m * third,
-                                             right_v - right_m * third, right_v)]
-    eps = np.finfo(f32).eps
-    flat = ((np.abs(y[0] - y[3]) < eps) & (np.abs(y[1] - y[2]) < eps)
-            & (np.abs(y[2] - y[3]) < eps))
-    span = x[3] - x[0]
-    if (np.abs(x[0] - x[1]) > span).any() or (np.abs(x[3] - x[2]) > span).any():
-        # Blender's handle correction (never for handles at the thirds), per component.
-        given = list(x)
-        for k in range(y[0].shape[1]):
-            v2, v3 = fcurve_math._correct_bezpart(
-                *(np.stack([xi, yi[:, k]], axis=1) for xi, yi in zip(given, y, strict=True)))
-            x[1], x[2] = v2[:, 0], v3[:, 0]  # the same x for every component
-            y[1][:, k], y[2][:, k] = v2[:, 1], v3[:, 1]
-    # The components share their x: one solve.
-    s = fcurve_math._solve_bezier_parameter(t32, *x)[:, None]
-    value = fcurve_math._bezier_y(s, *y)
-    value = np.where(np.isnan(s), f32(0.0), value)  # no root (degenerate handles): Blender: 0
-    value = np.where(flat, y[0], value)
-    exact_right = np.abs(right_t.astype(f32) - t32) <= fcurve_math.EXACT_THRESHOLD
-    exact_left = np.abs(left_t.astype(f32) - t32) <= fcurve_math.EXACT_THRESHOLD
-    value = np.where(exact_left[:, None], y[0], value)
-    value = np.where(exact_right[:, None], y[3], value)
-    return value.astype(np.float64)
 
 
-def fit_many(
-    inputs: Sequence[SplineInput], kind: str, tolerance: float, planar: bool = False
-) -> list[SplineKeys]:
-    """Bezier keys that follow the core's RQ splines within ``tolerance`` (radians) wherever
-    one continuous chart can (see the module docstring); `SplineKeys.max_error` says how close
-    each curve is.
+def _bezier_between(t, left_t, left_v, left_m, right_t, right_v, right_m):
+    """Blender's evaluation (m, 3) at ``t`` (m,) of the segments from the keys
+    ``(left_t, left_v)`` to ``(right_t, right_v)`` with tangents ``left_m``/``right_m``
+    (handles at the thirds, as `_handles` writes them)."""
+    third = (right_t - left_t) / 3.0
+    x = np.stack([left_t, left_t + third, right_t - third, right_t], axis=1)
+    y = np.stack([left_v, left_v + left_m * third[:, None], right_v - right_m * third[:, None],
+                  right_v], axis=1)
+    return fcurve_math.evaluate_segments(t, x, y)
 
-    Parameters
-    ----------
-    inputs : sequence of SplineInput
-        The curves, fitted together (one evaluation over all of them).
-    kind : str
-        A core spline kind (values of `KINDS`).
-    planar : bool
-        The keys are swings ``(r_x, 0, r_z)``: the written y component is 0 (the spline stays
-        in that plane: the core's splitting and reparameterization keep it).
 
-    Returns
-    -------
-    list of SplineKeys
-        One per input, in order.
-    """
-    if not inputs:
-        return []
-    pieces = _pieces(inputs, kind)
+def _lifted_keys(pieces: _LiftPieces, tolerance: float, planar: bool):
+    """Keys (`_KeyRows`, ``curve`` numbering the runs) following the runs of ``pieces``
+    lifted into the keys' chart, and the largest deviation of each run (step 3 of the module
+    docstring)."""
     piece, u = _samples(pieces)
     w, dw = _target(pieces, piece, u)
     _, direction = _lift(pieces, piece, u, w)
@@ -379,7 +497,6 @@ def fit_many(
                            LIFT_SLACK * rq.quat_angle_between(rq.rq_to_quat(values), target_q))
     kept = u == 0.0
     kept[last] = True
-    initial = np.add.reduceat(kept.astype(np.intp), first)
     error = np.zeros(len(time))
     rows = np.arange(len(time))  # the samples whose interval changed (all, at first)
     for refinement in range(MAX_PASSES + 1):  # the last pass only measures
@@ -389,11 +506,11 @@ def fit_many(
         inside = ~kept[rows]
         fitted = values[rows].astype(np.float32).astype(np.float64)  # a key gives its value
         lt, rt = left[inside], right[inside]
-        fitted[inside] = _evaluate_segments(time[rows[inside]], time[lt], values[lt],
-                                            tangents[lt], time[rt], values[rt], tangents[rt])
+        fitted[inside] = _bezier_between(time[rows[inside]], time[lt], values[lt],
+                                         tangents[lt], time[rt], values[rt], tangents[rt])
         error[rows] = rq.quat_angle_between(rq.rq_to_quat(fitted), target_q[rows])
-        room = ((time[rows] - time[left] >= MIN_KEY_GAP)
-                & (time[right] - time[rows] >= MIN_KEY_GAP))
+        room = ((time[rows] - time[left] >= LIFT_KEY_GAP)
+                & (time[right] - time[rows] >= LIFT_KEY_GAP))
         bad = (error[rows] > reachable[rows]) & inside & room
         if not bad.any() or refinement == MAX_PASSES:
             break
@@ -406,7 +523,7 @@ def fit_many(
         kept[rows[chosen]] = True
         rows = left[chosen][owner] + k
     worst = np.maximum.reduceat(error, first)
-    # The report also covers the middle between consecutive samples (keys included).
+    # The deviation also covers the middle between consecutive samples (keys included).
     inner = np.flatnonzero(curve[1:] == curve[:-1])
     mid_piece = piece[inner]
     mid_u = 0.5 * (u[inner] + np.where(piece[inner + 1] == mid_piece, u[inner + 1], 1.0))
@@ -414,18 +531,145 @@ def fit_many(
     knots = np.flatnonzero(kept)
     lt = knots[np.searchsorted(knots, inner, side="right") - 1]
     rt = knots[np.searchsorted(knots, inner + 1)]
-    mid_fitted = _evaluate_segments(mid_time, time[lt], values[lt], tangents[lt],
-                                    time[rt], values[rt], tangents[rt])
+    mid_fitted = _bezier_between(mid_time, time[lt], values[lt], tangents[lt],
+                                 time[rt], values[rt], tangents[rt])
     mid_error = rq.quat_angle_between(rq.rq_to_quat(mid_fitted), rq.rq_to_quat(
         rq.bezier_values(pieces.control_points[mid_piece], mid_u)))
     np.maximum.at(worst, curve[inner], mid_error)
-    added = np.add.reduceat(kept.astype(np.intp), first) - initial
-    results = []
+    parts = []
     for c in range(len(first)):
         rows = np.flatnonzero(kept[first[c]:last[c] + 1]) + first[c]
         handle_left, handle_right = _handles(time[rows], values[rows], tangents[rows])
-        results.append(SplineKeys(time[rows], values[rows], handle_left, handle_right,
-                                  int(added[c]), float(worst[c])))
+        parts.append(_KeyRows(
+            curve=np.full(len(rows), c), time=time[rows], value=values[rows],
+            left_time=handle_left[:, 0, 0], left=handle_left[..., 1],
+            right_time=handle_right[:, 0, 0], right=handle_right[..., 1],
+            code=np.full(len(rows), fcurve_math.BEZIER),
+        ))
+    return _KeyRows.join(parts), worst
+
+
+def _deviations(pieces: _Pieces, keys: _KeyRows, curves: int) -> np.ndarray:
+    """Largest rotation angle (curves,) between the keys (sorted by curve and time),
+    evaluated as Blender does, and the target: at `SEGMENT_CHECKS` of every segment between
+    consecutive keys and `NEAR_KEYS` from its ends."""
+    seg = np.flatnonzero(keys.curve[1:] == keys.curve[:-1])
+    x0, x3 = keys.time[seg], keys.time[seg + 1]
+    x = np.stack([x0, keys.right_time[seg], keys.left_time[seg + 1], x3], axis=1)
+    y = np.stack([keys.value[seg], keys.right[seg], keys.left[seg + 1], keys.value[seg + 1]],
+                 axis=1)
+    near = np.array(NEAR_KEYS)
+    t = np.concatenate([x0[:, None] + np.array(SEGMENT_CHECKS) * (x3 - x0)[:, None],
+                        x0[:, None] + near, x3[:, None] - near], axis=1)
+    segment = np.repeat(np.arange(len(seg)), t.shape[1])
+    # A body before a hold is time-warped (`_exact_keys`): its deviation grows along it with
+    # the angular speed, so it gets `WARPED_CHECKS` more.
+    warped = np.flatnonzero(keys.code[seg + 1] == fcurve_math.CONSTANT)
+    more = x0[warped, None] + np.arange(1, WARPED_CHECKS) / WARPED_CHECKS * (x3 - x0)[warped, None]
+    t = np.concatenate([t.ravel(), more.ravel()])
+    segment = np.concatenate([segment, np.repeat(warped, WARPED_CHECKS - 1)])
+    t = np.clip(t, x0[segment], x3[segment]).astype(np.float32).astype(np.float64)  # frames
+    fitted = fcurve_math.evaluate_segments(t, x[segment], y[segment], keys.code[seg][segment])
+    # The target: the piece of the same curve containing t (curves overlap in time: each
+    # curve's frames are mapped into [c, c + 1/2] for one search).
+    curve = keys.curve[seg][segment]
+    first = np.flatnonzero(pieces.first)
+    last = np.flatnonzero(pieces.last)
+    low = pieces.starts[first]
+    span = pieces.ends[last] - low + 1.0
+    piece = np.searchsorted(pieces.curve + 0.5 * (pieces.starts - low[pieces.curve])
+                            / span[pieces.curve],
+                            curve + 0.5 * (t - low[curve]) / span[curve], side="right") - 1
+    piece = np.clip(piece, first[curve], last[curve])
+    u = np.clip((t - pieces.starts[piece]) / (pieces.ends - pieces.starts)[piece], 0.0, 1.0)
+    target = rq.bezier_values(pieces.control_points[piece], u)
+    error = rq.quat_angle_between(rq.rq_to_quat(fitted), rq.rq_to_quat(target))
+    worst = np.zeros(curves)
+    np.maximum.at(worst, curve, error)
+    return worst
+
+
+def fit_many(
+    inputs: Sequence[SplineInput], kind: str, tolerance: float, planar: bool = False
+) -> list[SplineKeys]:
+    """Bezier keys that follow the core's RQ splines within ``tolerance`` (radians): each
+    piece in its own chart, with held jumps at the chart changes, or lifted into the keys'
+    chart where a jump would cost too much (see the module docstring).
+    `SplineKeys.max_error` says how close each curve is.
+
+    Parameters
+    ----------
+    inputs : sequence of SplineInput
+        The curves, fitted together (all pieces of all curves in one pass).
+    kind : str
+        A core spline kind (values of `KINDS`).
+    tolerance : float
+        Radians.
+    planar : bool
+        The keys are swings ``(r_x, 0, r_z)``: the written y component is 0 (the spline stays
+        in that plane: the core's splitting and reparameterization keep it).
+
+    Returns
+    -------
+    list of SplineKeys
+        One per input, in order.
+    """
+    if not inputs:
+        return []
+    splines = [rq.rq_spline(item.times, item.keys, kind,
+                            angular_velocities=item.angular_velocities) for item in inputs]
+    pieces = _pieces(splines)
+    written = _written_charts(pieces, tolerance)
+    run, jump = _runs(pieces.first, written)
+    lifted = np.zeros(run[-1] + 1, dtype=bool)
+    lifted[run[written != pieces.charts]] = True
+    lifted = lifted[run]  # whole runs, their pieces already in the keys' chart included
+    h = pieces.ends - pieces.starts
+    # A jump's hold lies in the piece before it where that is written exactly and has room.
+    room = np.roll(h, 1) - _jump_gaps(pieces.starts) >= MIN_KEY_GAP
+    before = jump & ~np.roll(lifted, 1) & (room | lifted)
+    parts = [_exact_keys(pieces, ~lifted, jump, before)]
+    worst = np.zeros(len(inputs))
+    if lifted.any():
+        rows = np.flatnonzero(lifted)
+        raw = np.zeros_like(pieces.control_points)
+        for c in np.unique(pieces.curve[rows]).tolist():
+            item = inputs[c]
+            raw[pieces.curve == c] = rq.rq_spline(
+                item.times, item.keys, kind, angular_velocities=item.angular_velocities,
+                reparameterize_segments=False).control_points
+        runs, number = np.unique(run[rows], return_inverse=True)
+        cp = pieces.control_points[rows]
+        lift_keys, run_worst = _lifted_keys(_LiftPieces(
+            number, pieces.starts[rows], pieces.ends[rows], cp, raw[rows],
+            raw[rows, 0] - cp[:, 0]), tolerance, planar)
+        run_curve = pieces.curve[np.searchsorted(run, runs)]
+        run_last = pieces.last[np.searchsorted(run, runs, side="right") - 1]
+        final = np.append(lift_keys.curve[1:] != lift_keys.curve[:-1], True)
+        lift_keys.code[final & ~run_last[lift_keys.curve]] = fcurve_math.CONSTANT  # jump next
+        lift_keys.curve = run_curve[lift_keys.curve]
+        parts.append(lift_keys)
+        np.maximum.at(worst, run_curve, run_worst)
+    keys = _KeyRows.join(parts)
+    if planar:
+        keys.value[:, 1] = keys.left[:, 1] = keys.right[:, 1] = 0.0
+    worst = np.maximum(worst, _deviations(pieces, keys, len(inputs)))
+    counts = np.bincount(keys.curve, minlength=len(inputs))
+    jumps = np.bincount(pieces.curve, weights=jump, minlength=len(inputs)).astype(np.intp)
+    results = []
+    for c, (lo, hi) in enumerate(zip((np.cumsum(counts) - counts).tolist(),
+                                     np.cumsum(counts).tolist(), strict=True)):
+        n = hi - lo
+
+        def handle(frames, values, lo=lo, hi=hi, n=n):
+            return np.stack([np.broadcast_to(frames[lo:hi, None], (n, 3)), values[lo:hi]],
+                            axis=-1)
+
+        results.append(SplineKeys(
+            keys.time[lo:hi], keys.value[lo:hi], handle(keys.left_time, keys.left),
+            handle(keys.right_time, keys.right), n - len(inputs[c].times), float(worst[c]),
+            keys.code[lo:hi].astype(np.int32), int(jumps[c]),
+        ))
     return results
 
 
