@@ -10,8 +10,10 @@ Operators act on:
 
 - in the 3D Viewport (Pose mode): the parameters of the selected pose bones of the objects in
   Pose mode, in every action that animates them (the active action and NLA strips);
-- in the Graph Editor: the parameters with at least one *selected* F-curve (a parameter is a
-  vector: its components are always treated together).
+- in the Graph Editor: the parameters with at least one selected F-curve *that the editor
+  shows and lets edit* (``context.selected_editable_fcurves``: not hidden by its filters, such
+  as "Only Show Selected" with the bone deselected, and not locked), as Blender's own Graph
+  Editor operators do. A parameter is a vector: its components are always treated together.
 
 All reading goes through `animdata` (bulk, numpy); times are in each action's own frames.
 """
@@ -136,8 +138,28 @@ def in_graph_editor(context: bpy.types.Context) -> bool:
     return context.area is not None and context.area.type == 'GRAPH_EDITOR'
 
 
-def _graph_editor_objects(context: bpy.types.Context) -> list[bpy.types.Object]:
-    objects = list(getattr(context, "selected_objects", []) or [])
+def _graph_editor_fcurves(context: bpy.types.Context) -> list[bpy.types.FCurve]:
+    """The F-curves the Graph Editor's tools act on: selected, shown and editable.
+
+    ``FCurve.select`` alone is not enough: a curve stays selected while the editor hides it
+    (its bone deselected under "Only Show Selected", a collapsed filter, a hidden curve), and
+    Blender's own operators leave such curves alone.
+    """
+    return list(getattr(context, "selected_editable_fcurves", None) or [])
+
+
+def _parameter_path(data_path: str) -> bool:
+    """Whether ``data_path`` is an add-on parameter channel, ``pose.bones["B"]["rq_..."]``."""
+    return data_path.startswith("pose.bones[") and any(
+        data_path.endswith(f'["{name}"]') for name in PARAMETER_SIZES
+    )
+
+
+def _animated_armatures(context: bpy.types.Context) -> list[bpy.types.Object]:
+    """The armatures whose channels the Graph Editor may show (not only the selected ones:
+    "Only Show Selected" can be off)."""
+    view_layer = getattr(context, "view_layer", None)
+    objects = list(view_layer.objects) if view_layer is not None else []
     if context.object is not None and context.object not in objects:
         objects.append(context.object)
     return [o for o in objects if o.type == 'ARMATURE' and o.animation_data is not None]
@@ -148,18 +170,29 @@ def target_parameters(
 ) -> list[ParameterCurves]:
     """The animated parameters (among ``names``) the operator acts on, in every action.
 
-    In the Graph Editor: those with a selected F-curve; elsewhere: those of the selected pose
+    In the Graph Editor: those with a selected F-curve the editor shows and lets edit (each
+    once, also when several armatures share the action); elsewhere: those of the selected pose
     bones. A parameter used by several actions (NLA strips) appears once per action.
     """
     names = tuple(names)
     found: list[ParameterCurves] = []
     if in_graph_editor(context):
-        for obj in _graph_editor_objects(context):
+        selected = _graph_editor_fcurves(context)
+        pointers = {f.as_pointer() for f in selected}
+        paths = {f.data_path for f in selected}
+        seen: set[frozenset[int]] = set()
+        for obj in _animated_armatures(context):
             for use in animdata.actions_of(obj):
                 for bone in pose_bones(obj):
                     for name in names:
+                        if animdata.bone_data_path(bone.name, f'["{name}"]') not in paths:
+                            continue
                         curves = read_parameter(obj, use, bone.name, name)
-                        if curves is not None and any(f.select for f in curves.fcurves):
+                        if curves is None:
+                            continue
+                        own = frozenset(f.as_pointer() for f in curves.fcurves)
+                        if own & pointers and own not in seen:
+                            seen.add(own)
                             found.append(curves)
         return found
     for obj, bone_name in selected_pose_bones(context):
@@ -183,8 +216,11 @@ def poll_pose_or_graph(cls: type, context: bpy.types.Context) -> bool:
     ``cls`` is the operator class (for ``poll_message_set``).
     """
     if in_graph_editor(context):
-        if not _graph_editor_objects(context):
-            cls.poll_message_set("No animated armature is selected")  # type: ignore[attr-defined]
+        if not any(_parameter_path(f.data_path) for f in _graph_editor_fcurves(context)):
+            cls.poll_message_set(  # type: ignore[attr-defined]
+                "Select the F-curves of RQ or swing/twist bones (rq_vector, rq_swing, "
+                "rq_twist) in the Graph Editor"
+            )
             return False
         return True
     obj = context.object
