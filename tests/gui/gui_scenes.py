@@ -366,3 +366,177 @@ def run_with_undo(operator: str, **properties: Any) -> str:
     with override("VIEW_3D"):
         result = getattr(bpy.ops.pose, operator)('EXEC_DEFAULT', True, **properties)
     return next(iter(result))
+
+
+# -- the Graph Editor (tests/gui/test_gui_graph_editor.py) ---------------------------------
+
+GRAPH_RIG = "GraphRig"
+# Key frames of every bone of the Graph Editor rig.
+GRAPH_FRAMES = (1, 6, 11, 16, 21)
+
+
+def _spin(axis: tuple[float, float, float], angles: list[float]) -> list[list[float]]:
+    """RQ vectors of a spin about ``axis``, each stored as the *shortest* equivalent vector
+    (|v| <= pi, as a naive exporter writes them): 2 pi jumps the continuity filter fixes."""
+    unit = Vector(axis).normalized()
+    vectors = []
+    for angle in angles:
+        reduced = math.remainder(angle, 2.0 * math.pi)  # in [-pi, pi]
+        vectors.append(list(reduced * unit))
+    return vectors
+
+
+def build_graph_rig() -> dict[str, Any]:
+    """``GraphRig``: four bones side by side, all selected, in Pose mode; every other
+    object hidden (returned as ``shown``, for `remove_graph_rig`).
+
+    - ``Spin`` (RQ): a spin of 7.6 rad about a tilted axis, keyed with shortest vectors
+      (|v| <= pi), so consecutive keys jump across the 2 pi shell;
+    - ``Steady`` (RQ): another such spin about another axis;
+    - ``Arm`` (swing/twist): a swing and a twist whose keys jump by 2 pi;
+    - ``Loose`` (RQ): not animated, posed past the pi shell (for ``pose.rq_reparameterize``).
+
+    Each bone has jumps for the continuity filter, so a bone the operators should leave alone
+    would show a change if they touched it.
+    """
+    shown = [o.name for o in bpy.context.view_layer.objects if not o.hide_get()]
+    for other in bpy.context.view_layer.objects:
+        other.hide_set(True)
+    obj = _armature(GRAPH_RIG, [("Spin", (-1.5, 0.0, 0.0), (-1.5, 0.0, 1.0), None),
+                                ("Steady", (0.0, 0.0, 0.0), (0.0, 0.0, 1.0), None),
+                                ("Arm", (1.5, 0.0, 0.0), (1.5, 0.0, 1.0), None),
+                                ("Loose", (3.0, 0.0, 0.0), (3.0, 0.0, 1.0), None)])
+    set_mode(obj, ["Spin", "Steady", "Loose"], "RQ")
+    set_mode(obj, ["Arm"], "SWING_TWIST")
+    bones = obj.pose.bones
+    bones["Arm"]["rq_twist_limit"] = [-2.0 * math.pi, 2.0 * math.pi]
+    bones["Loose"]["rq_vector"] = [0.0, 0.0, 5.0]
+    spin = _spin((0.3, 0.2, 1.0), [0.4, 2.2, 4.0, 5.8, 7.6])
+    steady = _spin((1.0, -0.4, 0.3), [-0.2, 1.6, 3.4, 5.2, 7.0])
+    swing = [[0.1, 0.2], [0.3, -0.1], [0.5, 0.2], [0.2, 0.4], [-0.1, 0.3]]
+    # Within the twist limits once filtered (the filter never moves a key past them).
+    twist = [math.remainder(t, 2.0 * math.pi) for t in (-3.0, -1.2, 0.6, 2.4, 4.2)]
+    for i, frame in enumerate(GRAPH_FRAMES):
+        bones["Spin"]["rq_vector"] = spin[i]
+        bones["Steady"]["rq_vector"] = steady[i]
+        bones["Arm"]["rq_swing"] = swing[i]
+        bones["Arm"]["rq_twist"] = twist[i]
+        for name, prop in (("Spin", "rq_vector"), ("Steady", "rq_vector"), ("Arm", "rq_swing"),
+                           ("Arm", "rq_twist")):
+            bones[name].keyframe_insert(f'["{prop}"]', frame=frame, group=name)
+    bpy.context.scene.frame_start, bpy.context.scene.frame_end = 1, 21
+    bpy.context.scene.frame_set(1)
+    select(obj, ["Spin", "Steady", "Arm", "Loose"], active="Spin")
+    frame_view(Vector((0.75, 0.0, 0.5)), 7.0)
+    return {"bones": [pb.name for pb in bones], "shown": shown}
+
+
+def remove_graph_rig(shown: list[str]) -> None:
+    """Remove ``GraphRig``, show the objects named in ``shown`` again, in Object mode."""
+    with override("VIEW_3D"):
+        if bpy.context.object is not None and bpy.context.object.mode != 'OBJECT':
+            bpy.ops.object.mode_set(mode='OBJECT')
+    obj = bpy.data.objects[GRAPH_RIG]
+    action = obj.animation_data.action
+    bpy.data.objects.remove(obj)
+    bpy.data.actions.remove(action)
+    for name in shown:
+        bpy.data.objects[name].hide_set(False)
+
+
+def show_graph_editor() -> list[int]:
+    """Turn the 3D View into a Graph Editor (``restore_view3d`` turns it back); returns its
+    box on screen."""
+    view = area("VIEW_3D")
+    view.type = 'GRAPH_EDITOR'
+    view.spaces.active.mode = 'FCURVES'
+    redraw_all()
+    with override("GRAPH_EDITOR"):
+        bpy.ops.graph.view_all()
+    redraw_all()
+    return window_box(view)
+
+
+def restore_view3d() -> None:
+    """The Graph Editor made by `show_graph_editor` back to the 3D View."""
+    area("GRAPH_EDITOR").type = 'VIEW_3D'
+    redraw_all()
+
+
+def redraw_all() -> None:
+    """Draw and swap the whole window now, whatever editors it shows."""
+    with override():
+        bpy.ops.wm.redraw_timer(type='DRAW_WIN_SWAP', iterations=1)
+
+
+def graph_rig_curves() -> dict[str, Any]:
+    """Every F-curve of ``GraphRig``'s action, bit for bit: keys, handles, handle types,
+    interpolation, selection; keyed ``'<bone>:<property>:<index>'``."""
+    action = bpy.data.objects[GRAPH_RIG].animation_data.action
+    curves: dict[str, Any] = {}
+    for fcurve in action.fcurves:
+        bone = fcurve.data_path.split('"')[1]
+        prop = fcurve.data_path.split('"')[3]
+        curves[f"{bone}:{prop}:{fcurve.array_index}"] = {
+            "select": fcurve.select,
+            "keys": [[list(k.co), list(k.handle_left), list(k.handle_right), k.handle_left_type,
+                      k.handle_right_type, k.interpolation] for k in fcurve.keyframe_points],
+        }
+    return curves
+
+
+def select_channels(channels: list[tuple[str, str]]) -> list[str]:
+    """In the Graph Editor, select exactly the F-curves of ``(bone, property)`` pairs (as a
+    click and shift-clicks on them would); returns the selected visible channels' paths."""
+    with override("GRAPH_EDITOR"):
+        bpy.ops.anim.channels_select_all(action='DESELECT')
+    action = bpy.data.objects[GRAPH_RIG].animation_data.action
+    for fcurve in action.fcurves:
+        wanted = any(fcurve.data_path == f'pose.bones["{b}"]["{p}"]' for b, p in channels)
+        fcurve.select = wanted
+        if wanted:
+            for key in fcurve.keyframe_points:
+                key.select_control_point = True
+    redraw_all()
+    with override("GRAPH_EDITOR"):
+        shown = bpy.context.selected_visible_fcurves
+        return sorted(f"{c.data_path}[{c.array_index}]" for c in shown)
+
+
+def graph_rig_poses(frames: list[float]) -> list[list[list[float]]]:
+    """``GraphRig``'s pose matrices (bone space to armature space) at ``frames``."""
+    scene = bpy.context.scene
+    keep = scene.frame_current
+    obj = bpy.data.objects[GRAPH_RIG]
+    poses = []
+    for frame in frames:
+        scene.frame_set(int(frame), subframe=frame - int(frame))
+        poses.append([[list(row) for row in pb.matrix.to_3x3()] for pb in obj.pose.bones])
+    scene.frame_set(keep)
+    return poses
+
+
+def graph_poll(operator: str) -> dict[str, Any]:
+    """``bpy.ops.pose.<operator>``'s poll, and its poll message, with the Graph Editor as
+    context."""
+    op = getattr(bpy.ops.pose, operator)
+    with override("GRAPH_EDITOR"):
+        polled = bool(op.poll())
+        return {"poll": polled, "message": "" if polled else poll_message(op)}
+
+
+def poll_message(op: Any) -> str:
+    """The poll message of ``op`` in the current context (what a disabled button's tooltip
+    shows): calling an operator whose poll fails raises it as the RuntimeError's text."""
+    try:
+        op('EXEC_DEFAULT')
+    except RuntimeError as error:
+        return str(error)
+    return ""
+
+
+def last_operator() -> list[Any] | None:
+    """``[bl_idname, pointer]`` of the last operator in Blender's history (the pointer tells
+    two runs of one operator apart)."""
+    operators = bpy.context.window_manager.operators
+    return [operators[-1].bl_idname, operators[-1].as_pointer()] if len(operators) else None
