@@ -58,6 +58,8 @@ from . import fcurve_math
 # Frames between the two keys of a held jump (Blender merges keys closer than 0.01 frames;
 # `_jump_gaps` adds float32 rounding at large frame numbers).
 JUMP_GAP = 0.0101
+# A piece ending at a jump is split this many frames before its end (`_split_before_jumps`).
+WARP_SPAN = 0.1
 # A jump is held before its chart change only where the piece before keeps at least this
 # many frames of its own (so that ``FCurve.update`` keeps every key).
 MIN_KEY_GAP = 0.0101
@@ -99,6 +101,9 @@ MAX_SUBDIVISIONS = 8
 # The lift follows the target's axis where it is within the first angle (radians) of the keys'
 # chart's axis, and that axis beyond the second (see `_lift`).
 AXES_AGREE = (math.radians(10.0), math.radians(2.0))
+# ... but only where the target is within the first angle (radians) of the identity, fully
+# beyond the second: further out the exact equivalent is smooth enough to follow.
+EXACT_LIFT = (0.3, 0.6)
 
 # Operator enum -> core spline kind.
 KINDS = {
@@ -228,6 +233,29 @@ def _sub_bezier(cp: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(((a == 0.0) & (b == 1.0))[:, None, None], cp, part)  # whole: as given
 
 
+def _split_before_jumps(pieces: _Pieces, written: np.ndarray, raw: np.ndarray | None):
+    """``(pieces, written, raw)`` with each piece that ends at a chart change (of
+    ``written``) and is long enough split `WARP_SPAN` frames before its end, so that the
+    hold's time warp (`_Layout`) stays where the angular speed is the one at the change."""
+    _, jump = _runs(pieces.first, written)
+    h = pieces.ends - pieces.starts
+    split = np.append(jump[1:], False) & (h > WARP_SPAN + JUMP_GAP + 2.0 * MIN_KEY_GAP)
+    if not split.any():
+        return pieces, written, raw
+    rows = np.repeat(np.arange(len(h)), 1 + split)
+    tail = np.zeros(len(rows), dtype=bool)
+    tail[1:] = rows[1:] == rows[:-1]  # the second part of a split piece
+    cut = 1.0 - WARP_SPAN / h[rows]
+    a = np.where(tail, cut, 0.0)
+    b = np.where(split[rows] & ~tail, cut, 1.0)
+    starts = np.where(tail, pieces.ends[rows] - WARP_SPAN, pieces.starts[rows])
+    ends = np.where(split[rows] & ~tail, pieces.ends[rows] - WARP_SPAN, pieces.ends[rows])
+    parts = _Pieces(pieces.curve[rows], starts, ends,
+                    _sub_bezier(pieces.control_points[rows], a, b), pieces.charts[rows])
+    return (parts, written[rows],
+            None if raw is None else _sub_bezier(raw[rows], a, b))
+
+
 def _runs(first: np.ndarray, charts: np.ndarray):
     """``(run, jump)`` (P,): the run of equal charts each piece is in, and whether a chart
     change starts at it."""
@@ -280,6 +308,10 @@ class _KeyRows:
     right: np.ndarray  # (n, 3)
     code: np.ndarray
 
+    def where(self, mask: np.ndarray) -> _KeyRows:
+        """The keys where ``mask`` (n,) holds."""
+        return _KeyRows(*(getattr(self, name)[mask] for name in _KeyRows.__dataclass_fields__))
+
     @staticmethod
     def join(parts: Sequence[_KeyRows]) -> _KeyRows:
         """All keys, sorted by curve and time."""
@@ -290,21 +322,42 @@ class _KeyRows:
                           for name in _KeyRows.__dataclass_fields__))
 
 
-def _exact_keys(pieces: _Pieces, write: np.ndarray, jump: np.ndarray,
-                before: np.ndarray) -> _KeyRows:
-    """Keys reproducing the pieces ``write`` (P,) in their own charts, with the holds of the
-    jumps at their ends (`jump` (P,): a chart change starts at the piece; ``before``: its hold
-    lies in the piece before it, else after the change)."""
-    starts, ends = pieces.starts, pieces.ends
-    count = len(starts)
-    h = ends - starts
-    gap = _jump_gaps(starts)
-    start_shift = np.where(jump & ~before, gap, 0.0)
-    end_shift = np.append(np.where((jump & before)[1:], gap[1:], 0.0), 0.0)
-    # Each piece's body: F-curve frames [tau_a, tau_z] carry its part [u_a, u_z] (a hold
-    # before the next piece holds the rotation at the middle of the hold: u_z is half way).
-    tau_a, tau_z = starts + start_shift, ends - end_shift
-    cp = _sub_bezier(pieces.control_points, start_shift / h, 1.0 - 0.5 * end_shift / h)
+@dataclass
+class _Layout:
+    """Where each piece goes on the F-curves, for the charts ``written`` (P,): a chart change
+    (``jump`` (P,), at the piece's start) is held before it where the piece before has room
+    (that piece then ends `JUMP_GAP` early, warped to end at the middle of the hold), else
+    after it (the piece starts `JUMP_GAP` late, cut). Piece ``p`` covers the frames
+    ``[tau_a, tau_z]`` with its part ``[u_a, u_z]``."""
+
+    jump: np.ndarray
+    tau_a: np.ndarray
+    tau_z: np.ndarray
+    u_a: np.ndarray
+    u_z: np.ndarray
+
+    @staticmethod
+    def of(pieces: _Pieces, written: np.ndarray) -> _Layout:
+        _, jump = _runs(pieces.first, written)
+        h = pieces.ends - pieces.starts
+        gap = _jump_gaps(pieces.starts)
+        before = jump & (np.roll(h, 1) - gap >= MIN_KEY_GAP)
+        start_shift = np.where(jump & ~before, gap, 0.0)
+        end_shift = np.append(np.where(before[1:], gap[1:], 0.0), 0.0)
+        return _Layout(jump, pieces.starts + start_shift, pieces.ends - end_shift,
+                       start_shift / h, 1.0 - 0.5 * end_shift / h)
+
+    def part(self, control_points: np.ndarray) -> np.ndarray:
+        """The parts (P, 4, 3) of pieces ``control_points`` (P, 4, 3) this layout writes."""
+        return _sub_bezier(control_points, self.u_a, self.u_z)
+
+
+def _exact_keys(pieces: _Pieces, layout: _Layout, write: np.ndarray) -> _KeyRows:
+    """Keys reproducing the pieces ``write`` (P,) in their own charts as laid out, with the
+    CONSTANT key of each jump that follows one."""
+    count = len(pieces.starts)
+    tau_a, tau_z, jump = layout.tau_a, layout.tau_z, layout.jump
+    cp = layout.part(pieces.control_points)
     third = (tau_z - tau_a) / 3.0
     held = np.append(jump[1:], False)  # the piece ends with the CONSTANT key of a jump
     previous = np.maximum(np.arange(count) - 1, 0)
@@ -432,6 +485,10 @@ def _lift(pieces: _LiftPieces, piece: np.ndarray, u: np.ndarray, w: np.ndarray):
     low, high = np.cos(AXES_AGREE)
     weight = np.clip((np.abs(cos) - low) / (high - low), 0.0, 1.0)
     weight = weight * weight * (3.0 - 2.0 * weight)  # smoothstep
+    # Away from the identity the exact equivalent is followed whatever the raw piece does.
+    far = np.clip((np.linalg.norm(w, axis=1, keepdims=True) - EXACT_LIFT[0])
+                  / (EXACT_LIFT[1] - EXACT_LIFT[0]), 0.0, 1.0)
+    weight = np.maximum(weight, far * far * (3.0 - 2.0 * far))
     direction = weight * np.where(cos < 0.0, -unit, unit) + (1.0 - weight) * raw_direction
     direction /= np.linalg.norm(direction, axis=1, keepdims=True)  # the two are < 90 deg apart
     direction = np.where((radius > 0.0)[:, None], np.nan_to_num(direction), 0.0)
@@ -619,43 +676,25 @@ def fit_many(
     splines = [rq.rq_spline(item.times, item.keys, kind,
                             angular_velocities=item.angular_velocities) for item in inputs]
     pieces = _pieces(splines)
+    # Every change held (exact pieces), and where some change is costly, runs lifted instead;
+    # each curve takes whichever follows its spline more closely.
+    keys, worst = _fit(pieces, pieces.charts, None, tolerance, planar)
     written = _written_charts(pieces, tolerance)
-    run, jump = _runs(pieces.first, written)
-    lifted = np.zeros(run[-1] + 1, dtype=bool)
-    lifted[run[written != pieces.charts]] = True
-    lifted = lifted[run]  # whole runs, their pieces already in the keys' chart included
-    h = pieces.ends - pieces.starts
-    # A jump's hold lies in the piece before it where that is written exactly and has room.
-    room = np.roll(h, 1) - _jump_gaps(pieces.starts) >= MIN_KEY_GAP
-    before = jump & ~np.roll(lifted, 1) & (room | lifted)
-    parts = [_exact_keys(pieces, ~lifted, jump, before)]
-    worst = np.zeros(len(inputs))
-    if lifted.any():
-        rows = np.flatnonzero(lifted)
+    if (written != pieces.charts).any():
         raw = np.zeros_like(pieces.control_points)
-        for c in np.unique(pieces.curve[rows]).tolist():
+        for c in np.unique(pieces.curve[written != pieces.charts]).tolist():
             item = inputs[c]
             raw[pieces.curve == c] = rq.rq_spline(
                 item.times, item.keys, kind, angular_velocities=item.angular_velocities,
                 reparameterize_segments=False).control_points
-        runs, number = np.unique(run[rows], return_inverse=True)
-        cp = pieces.control_points[rows]
-        lift_keys, run_worst = _lifted_keys(_LiftPieces(
-            number, pieces.starts[rows], pieces.ends[rows], cp, raw[rows],
-            raw[rows, 0] - cp[:, 0]), tolerance, planar)
-        run_curve = pieces.curve[np.searchsorted(run, runs)]
-        run_last = pieces.last[np.searchsorted(run, runs, side="right") - 1]
-        final = np.append(lift_keys.curve[1:] != lift_keys.curve[:-1], True)
-        lift_keys.code[final & ~run_last[lift_keys.curve]] = fcurve_math.CONSTANT  # jump next
-        lift_keys.curve = run_curve[lift_keys.curve]
-        parts.append(lift_keys)
-        np.maximum.at(worst, run_curve, run_worst)
-    keys = _KeyRows.join(parts)
-    if planar:
-        keys.value[:, 1] = keys.left[:, 1] = keys.right[:, 1] = 0.0
-    worst = np.maximum(worst, _deviations(pieces, keys, len(inputs)))
+        lifted_keys, lifted_worst = _fit(pieces, written, raw, tolerance, planar)
+        better = lifted_worst < worst
+        keys = _KeyRows.join([keys.where(~better[keys.curve]),
+                              lifted_keys.where(better[lifted_keys.curve])])
+        worst = np.where(better, lifted_worst, worst)
     counts = np.bincount(keys.curve, minlength=len(inputs))
-    jumps = np.bincount(pieces.curve, weights=jump, minlength=len(inputs)).astype(np.intp)
+    jumps = np.bincount(keys.curve, weights=keys.code == fcurve_math.CONSTANT,
+                        minlength=len(inputs)).astype(np.intp)
     results = []
     for c, (lo, hi) in enumerate(zip((np.cumsum(counts) - counts).tolist(),
                                      np.cumsum(counts).tolist(), strict=True)):
@@ -671,6 +710,43 @@ def fit_many(
             keys.code[lo:hi].astype(np.int32), int(jumps[c]),
         ))
     return results
+
+
+def _fit(pieces: _Pieces, written: np.ndarray, raw: np.ndarray | None, tolerance: float,
+         planar: bool) -> tuple[_KeyRows, np.ndarray]:
+    """Keys (sorted by curve and time) writing each piece in the chart ``written`` (P,), and
+    each curve's largest deviation. ``raw`` (P, 4, 3): the pieces without reparameterization,
+    needed where ``written`` is not the piece's own chart (lifted runs)."""
+    curves = int(pieces.curve[-1]) + 1
+    pieces, written, raw = _split_before_jumps(pieces, written, raw)
+    layout = _Layout.of(pieces, written)
+    run, _ = _runs(pieces.first, written)
+    lifted = np.zeros(run[-1] + 1, dtype=bool)
+    lifted[run[written != pieces.charts]] = True
+    lifted = lifted[run]  # whole runs, their pieces already in the keys' chart included
+    parts = [_exact_keys(pieces, layout, ~lifted)]
+    worst = np.zeros(curves)
+    if lifted.any():
+        assert raw is not None
+        rows = np.flatnonzero(lifted)
+        runs, number = np.unique(run[rows], return_inverse=True)
+        cp = pieces.control_points[rows]
+        lift_keys, run_worst = _lifted_keys(_LiftPieces(
+            number, layout.tau_a[rows], layout.tau_z[rows],
+            _sub_bezier(cp, layout.u_a[rows], layout.u_z[rows]),
+            _sub_bezier(raw[rows], layout.u_a[rows], layout.u_z[rows]),
+            raw[rows, 0] - cp[:, 0]), tolerance, planar)
+        run_curve = pieces.curve[np.searchsorted(run, runs)]
+        run_last = pieces.last[np.searchsorted(run, runs, side="right") - 1]
+        final = np.append(lift_keys.curve[1:] != lift_keys.curve[:-1], True)
+        lift_keys.code[final & ~run_last[lift_keys.curve]] = fcurve_math.CONSTANT  # jump next
+        lift_keys.curve = run_curve[lift_keys.curve]
+        parts.append(lift_keys)
+        np.maximum.at(worst, run_curve, run_worst)
+    keys = _KeyRows.join(parts)
+    if planar:
+        keys.value[:, 1] = keys.left[:, 1] = keys.right[:, 1] = 0.0
+    return keys, np.maximum(worst, _deviations(pieces, keys, curves))
 
 
 def fit_scalar(times: np.ndarray, keys: np.ndarray, kind: str,
