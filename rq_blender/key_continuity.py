@@ -12,6 +12,12 @@
 
 It assumes consecutive keys are less than half a turn apart: a larger step is read as the
 shorter way round. Poses at the keys do not change.
+
+A *held jump* is left alone: a CONSTANT key (on every component keyed there) followed at
+most `JUMP_WINDOW` frames later by the next key. That is how ``pose.rq_spline_interpolate``
+writes a change of chart (`spline_keys`: the keys on either side are in different charts on
+purpose, and the curve between them is not continuous in RQ space); the filter starts again
+after it, so running it after the spline operator keeps that spline.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import math
 import numpy as np
 
 from .. import rq_rotation as rq
-from . import animdata, bone_modes
+from . import animdata, bone_modes, fcurve_math
 from .parameter_curves import ParameterCurves
 
 TWO_PI = 2.0 * math.pi
@@ -29,6 +35,9 @@ TWO_PI = 2.0 * math.pi
 FILTERED_PARAMETERS = ("rq_vector", "rq_twist")
 # Values that differ by less than this (radians) count as unchanged (float32 keys).
 UNCHANGED = 1e-6
+# A CONSTANT key followed at most this many frames later by the next key is a held jump
+# (the spline operator's are 0.0101 frames; keys this close are nothing an animator steps).
+JUMP_WINDOW = 0.05
 
 
 def continuous_twists(twist: np.ndarray, low: float, high: float) -> np.ndarray:
@@ -39,6 +48,20 @@ def continuous_twists(twist: np.ndarray, low: float, high: float) -> np.ndarray:
         candidate = out[i] + TWO_PI * round((out[i - 1] - out[i]) / TWO_PI)
         if low <= candidate <= high:
             out[i] = candidate
+    return out
+
+
+def held_jumps(curves: ParameterCurves, times: np.ndarray) -> np.ndarray:
+    """Which of the union key ``times`` (n,) end a held jump (see the module docstring), (n,)
+    bool: the key before is CONSTANT on every component keyed there and at most
+    `JUMP_WINDOW` frames earlier."""
+    held = np.ones(len(times), dtype=bool)
+    for channel in curves.channels:
+        if channel is not None:
+            moving = channel.keys.interpolation != fcurve_math.CONSTANT
+            held[np.searchsorted(times, channel.keys.times[moving])] = False
+    out = np.zeros(len(times), dtype=bool)
+    out[1:] = held[:-1] & (np.diff(times) <= JUMP_WINDOW)
     return out
 
 
@@ -53,7 +76,11 @@ def filtered_values(curves: ParameterCurves) -> tuple[np.ndarray, np.ndarray, np
     times = curves.key_times()
     before = curves.values(times)
     if curves.name == "rq_vector":
-        after = rq.rq_sequence_continuous(before) if len(times) else before.copy()
+        # Each stretch between held jumps on its own, from its first key as it is.
+        after = np.concatenate(
+            [rq.rq_sequence_continuous(part)
+             for part in np.split(before, np.flatnonzero(held_jumps(curves, times)))]
+        ) if len(times) else before.copy()
     elif curves.name == "rq_twist":
         stored = curves.pose_bone.get("rq_twist_limit")  # type: ignore[func-returns-value]
         low, high = (

@@ -153,3 +153,37 @@ def test_cmu_clip_jumps_are_removed(addon, rq):
     for (path, _), fcurve in ro.fcurve_map(obj).items():
         if path.endswith('["rq_vector"]'):
             assert np.abs(np.diff(ro.key_values(fcurve)[:, 1])).max() < math.pi, path
+
+
+def test_filter_after_the_spline_operator_keeps_its_held_jumps(addon, rq):
+    # The spline operator writes each chart change as a CONSTANT key and the equivalent
+    # vector 0.0101 frames later; the filter must not fold them back into one chart.
+    rng = np.random.default_rng(2)
+    frames = 1.0 + 6.0 * np.arange(20)
+    walk = TWO_PI * np.array([0.0, 0.6, 0.8]) + np.cumsum(rng.normal(0.0, 0.5, (20, 3)), axis=0)
+    obj = ro.rq_rig({"A": list(zip(frames, walk, strict=True))})
+    assert bpy.ops.pose.rq_spline_interpolate() == {'FINISHED'}
+    curves = ro.fcurve_map(obj)
+    assert any(p.interpolation == 'CONSTANT'
+               for p in curves[(RQ_PATH.format("A"), 0)].keyframe_points)
+    times, before = _vectors(obj, "A")
+    samples = np.linspace(times[0], times[-1], 700)
+    curve_before = [[curves[(RQ_PATH.format("A"), i)].evaluate(float(t)) for i in range(3)]
+                    for t in samples]
+    bpy.ops.pose.rq_continuity_filter()
+    after_times, after = _vectors(obj, "A")
+    np.testing.assert_array_equal(after_times, times)
+    np.testing.assert_allclose(after, before, atol=1e-6)
+    curves = ro.fcurve_map(obj)
+    curve_after = [[curves[(RQ_PATH.format("A"), i)].evaluate(float(t)) for i in range(3)]
+                   for t in samples]
+    np.testing.assert_allclose(curve_after, curve_before, atol=1e-6)
+
+
+def test_a_stepped_key_a_frame_apart_is_still_filtered(addon, rq):
+    # Stepped (CONSTANT) blocking keys are no held jump: the filter still unwinds them.
+    smooth = _continuous_spiral(6)
+    obj = ro.rq_rig({"A": _jumpy(smooth, rq)}, interpolation='CONSTANT')
+    assert bpy.ops.pose.rq_continuity_filter() == {'FINISHED'}
+    _, values = _vectors(obj, "A")
+    np.testing.assert_allclose(values, np.array([v for _, v in smooth]), atol=2e-6)
