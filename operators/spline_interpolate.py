@@ -135,10 +135,11 @@ class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
             f"{math.degrees(worst):.3g} degrees){note}"
         )
         if off:
-            # Only a held jump where the rotation turns faster than the tolerance per half
-            # `spline_keys.JUMP_GAP` frames gets here (see spline_keys).
-            message += (f"; beyond the tolerance on {', '.join(sorted(set(off)))} (a chart "
-                        "change where the bone turns fast)")
+            # Only a fast turn (radians per frame) next to the identity on a shell with a
+            # turning axis gets here: a held jump stands still for `spline_keys.JUMP_GAP`
+            # frames, one continuous chart swings along the shell (see spline_keys).
+            message += (f"; beyond the tolerance on {', '.join(sorted(set(off)))} (a fast turn "
+                        "next to a 2*pi shell)")
         self.report({'WARNING'} if off else {'INFO'}, message)
         return {'FINISHED'}
 

@@ -15,17 +15,20 @@ is flat over all pieces of all curves.
    ``update`` merges, but every tool calls it), so the hold cannot be shorter, and the
    rotation stands still for it: a deviation of about ``|omega| JUMP_GAP / 2`` (``omega`` the
    angular velocity in radians per frame; 0.05 degrees at 10 degrees per frame). Where that
-   would exceed half the tolerance (`_written_charts`: a fast spin through the shell), the
-   run of pieces in that chart is *lifted* into the keys' chart instead (step 3).
+   would exceed `JUMP_SHARE` of the tolerance (`_written_charts`: a fast spin through the
+   shell), the pieces from that change to the nearest cheap boundary in the other chart's
+   run (or the whole run) are *lifted* into the keys' chart instead (step 3).
 2. *Exact pieces* (`_exact_keys`). For a jump at frame ``t`` between pieces L and R: the key
-   at ``t`` starts R exactly; the CONSTANT key at ``t - JUMP_GAP`` holds L's rotation at
-   ``t - JUMP_GAP/2``, the middle of the hold, and L is written over ``[start,
-   t - JUMP_GAP]`` as its part up to ``t - JUMP_GAP/2`` (a time warp of ``JUMP_GAP/2`` spread
-   over the piece). Where L is lifted or too short, the CONSTANT key at ``t`` holds L's end
-   and R starts ``JUMP_GAP`` later (deviation up to ``|omega| JUMP_GAP``).
+   at ``t`` starts R exactly; L is split `WARP_SPAN` frames before ``t`` (one more key), the
+   CONSTANT key at ``t - JUMP_GAP`` holds L's rotation at ``t - JUMP_GAP/2``, the middle of
+   the hold, and L's last part is written over ``[t - WARP_SPAN, t - JUMP_GAP]`` as its part
+   up to ``t - JUMP_GAP/2`` (a time warp of ``JUMP_GAP/2`` near the change, `_Layout`). Where
+   L is too short, the CONSTANT key at ``t`` holds L's end and R starts ``JUMP_GAP`` later
+   (deviation up to ``|omega| JUMP_GAP``).
 3. *Lifted pieces* (`_lifted_keys`, only where step 1 says so). The target's values are
    lifted into the keys' chart: the equivalent vectors lie on the axis, ``2 pi n`` apart, and
-   the lift takes the one on the side of the same piece without reparameterization. Knots
+   the lift takes the one on the side of the same piece without reparameterization (exactly
+   that equivalent beyond `EXACT_LIFT` from the identity). Knots
    start at the piece boundaries with FREE handles along the lift's tangent; the curves are
    evaluated as Blender does at dense samples and the worst sample of each interval out of
    tolerance becomes a knot, until all are within it. (Next to the identity with a turning
@@ -33,10 +36,14 @@ is flat over all pieces of all curves.
    like the raw piece instead, off by at most ``|w|``, reported; that is why jumps come
    first.)
 
-Every key at a given key time keeps its rotation exactly (at a jump the key there is in the
-chart of the piece after it), and `SplineKeys.max_error` is measured on the written keys,
-evaluated as Blender does (`fcurve_math.evaluate_segments`, float32), against the core's
-spline: at `SEGMENT_CHECKS` of every segment and hold, and at the dense samples of lifted runs.
+Each curve is fitted both ways (every change held; costly changes lifted) and keeps the one
+closer to its spline. Every key at a given key time keeps its rotation exactly (at a jump the
+key there is in the chart of the piece after it), and `SplineKeys.max_error` is measured on
+the written keys, evaluated as Blender does (`fcurve_math.evaluate_segments`, float32),
+against the core's spline: at `SEGMENT_CHECKS` of every segment and hold, densely along the
+warped parts, and at the dense samples of lifted runs. What is left beyond the tolerance is a
+fast turn (a few radians per frame) next to the identity on a shell with a turning axis,
+where neither a hold nor one continuous chart can follow; the operator reports it.
 
 The continuity filter (`key_continuity`) treats a held jump (a CONSTANT key and a key at most
 ``key_continuity.JUMP_WINDOW`` frames later) as a chart change and starts again after it, so
