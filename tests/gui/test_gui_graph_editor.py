@@ -224,7 +224,8 @@ def test_f3_finds_the_pose_menu_operators_in_the_3d_view(gui, graph):
             "result = [list(menus.POSE_OPERATORS), 'rq_set_mode' in"
             " inspect.getsource(menu.draw)]"
         )
-        assert set(entries[0]) >= {"pose.rq_reparameterize", "pose.rq_continuity_filter",
+        assert set(entries[0]) >= {"pose.rq_rotate", "pose.rq_reparameterize",
+                                   "pose.rq_continuity_filter",
                                    "pose.rq_spline_interpolate", "pose.rq_bake",
                                    "pose.rq_compare_interpolation"}
         assert entries[1]
