@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 class POSE_OT_rq_continuity_filter(bpy.types.Operator):
     """Replace each RQ key by the equivalent rotation vector (same pose) closest to the
     previous key, removing jumps across the 2*pi shells. Assumes consecutive keys are less
-    than half a turn apart: leave channels that spin further on purpose unselected"""
+    than half a turn apart: leave channels that spin further on purpose unselected. The held
+    jumps RQ Spline Interpolation writes near the shells are kept"""
 
     bl_idname = "pose.rq_continuity_filter"
     bl_label = "RQ Continuity Filter"
