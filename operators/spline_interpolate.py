@@ -11,7 +11,7 @@ import bpy
 import numpy as np
 from bpy.props import BoolProperty, EnumProperty, FloatProperty
 
-from ..rq_blender import animdata, conversion, parameter_curves, progress, spline_keys
+from ..rq_blender import animdata, bone_modes, conversion, parameter_curves, progress, spline_keys
 from ..rq_blender.registration import register_classes_factory
 
 if TYPE_CHECKING:
@@ -72,10 +72,14 @@ class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
         return parameter_curves.poll_pose_or_graph(cls, context)
 
     def _convert(self, context: bpy.types.Context) -> int:
-        """Switch the selected native bones to RQ (conversion, KEYS strategy); how many."""
+        """Switch the selected native bones to RQ (conversion, KEYS strategy); how many.
+
+        Bones already in an add-on mode keep it: a swing/twist bone stays swing/twist."""
         per_object: dict[str, tuple[bpy.types.Object, list[str]]] = {}
         for obj, name in parameter_curves.selected_pose_bones(context):
-            per_object.setdefault(obj.name_full, (obj, []))[1].append(name)
+            pose_bone = parameter_curves.pose_bone(obj, name)
+            if bone_modes.current_mode(pose_bone) in bone_modes.NATIVE_MODES:
+                per_object.setdefault(obj.name_full, (obj, []))[1].append(name)
         plans = [
             (obj, conversion.plan_conversion(obj, names, "RQ", "KEYS"))
             for obj, names in per_object.values()

@@ -144,6 +144,21 @@ def test_action_in_nla_strip(addon, rq):
     _assert_follows(rq, obj, "A", np.array([f for f, _ in keys]), values, "catmull_rom", action)
 
 
+def test_convert_native_leaves_swing_twist_bones_in_their_mode(addon):
+    obj = rigs.armature(("Q", "S"))
+    rigs.key_rotation(obj.pose.bones["Q"], "QUATERNION", [
+        (1, (1, 0, 0, 0)), (10, (0.7, 0.7, 0.1, 0.0)), (20, (0.0, 0.6, 0.8, 0.0)),
+    ])
+    ro.key_swing_twist(obj.pose.bones["S"], [
+        (1, (0.1, 0.2), 0.3), (10, (0.4, 0.1), 0.2), (20, (0.2, 0.5), -0.1),
+    ])
+    for pose_bone in obj.pose.bones:
+        rigs.select(pose_bone, True)
+    assert bpy.ops.pose.rq_spline_interpolate(convert_native=True) == {'FINISHED'}
+    modes = ro.addon_module("rq_blender.bone_modes")
+    assert [modes.current_mode(pb) for pb in obj.pose.bones] == ["RQ", "SWING_TWIST"]
+
+
 @pytest.mark.skipif(not rigs.mocap_available(), reason=rigs.MOCAP_MISSING)
 def test_cmu_clip_converted_and_interpolated(addon, rq):
     obj = rigs.import_mocap()
