@@ -126,7 +126,6 @@ def quat_matrix_jacobian(q):
     """
     q = as_quats(q, "q")
     w, x, y, z = np.moveaxis(q, -1, 0)
-    zero = np.zeros_like(w)
     d = [
         [[w, -z, y], [z, w, -x], [-y, x, w]],
         [[x, y, z], [y, -x, -w], [z, w, -x]],
@@ -134,7 +133,6 @@ def quat_matrix_jacobian(q):
         [[-z, -w, x], [w, -z, y], [x, y, z]],
     ]
     out = np.stack([np.stack([np.stack(r, -1) for r in m], -2) for m in d], -3)
-    del zero
     return 2.0 * out
 
 
