@@ -246,6 +246,20 @@ def write_keys(
     return fcurve
 
 
+def shift_keys(channel: Channel, delta: np.ndarray) -> None:
+    """Add ``delta`` (n,) to the values of the channel's n keys and to their handles, in bulk
+    (interpolation and handle types kept; automatic handles are recomputed)."""
+    keys = channel.keys
+    points = channel.fcurve.keyframe_points
+    for attribute, array in (
+        ("co", keys.co), ("handle_left", keys.handle_left), ("handle_right", keys.handle_right)
+    ):
+        moved = array.copy()
+        moved[:, 1] += delta
+        points.foreach_set(attribute, moved.astype(np.float32).ravel())
+    channel.fcurve.update()
+
+
 def remove_fcurves(owner: compat.FCurveOwner | None, data_path: str, size: int) -> int:
     """Remove the F-curves of ``data_path`` indices ``0 .. size-1`` (and channel groups they
     leave empty); returns how many were removed."""

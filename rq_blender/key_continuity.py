@@ -93,20 +93,6 @@ def filtered_values(curves: ParameterCurves) -> tuple[np.ndarray, np.ndarray, np
     return times, before, after
 
 
-def shift_keys(channel: animdata.Channel, delta: np.ndarray) -> None:
-    """Add ``delta`` (n,) to the values of the channel's n keys and to their handles, in bulk
-    (interpolation and handle types kept; automatic handles are recomputed)."""
-    keys = channel.keys
-    points = channel.fcurve.keyframe_points
-    for attribute, array in (
-        ("co", keys.co), ("handle_left", keys.handle_left), ("handle_right", keys.handle_right)
-    ):
-        moved = array.copy()
-        moved[:, 1] += delta
-        points.foreach_set(attribute, moved.astype(np.float32).ravel())
-    channel.fcurve.update()
-
-
 def apply_filter(curves: ParameterCurves) -> int:
     """Filter one parameter's keys in place; returns how many key times changed.
 
@@ -128,7 +114,7 @@ def apply_filter(curves: ParameterCurves) -> int:
         if channel is not None:
             at_keys = np.searchsorted(times, channel.keys.times)
             if not np.delete(moved, at_keys).any():
-                shift_keys(channel, delta[at_keys])
+                animdata.shift_keys(channel, delta[at_keys])
                 continue
         animdata.write_keys(
             owner, curves.data_path, index, curves.bone_name, times, after[:, index]
