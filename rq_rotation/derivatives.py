@@ -15,6 +15,7 @@ import numpy as np
 
 from ._checks import as_quats, as_vectors, run_chunked
 from .quaternion import _conj, _qmul
+from .rq import _rq_to_quat
 
 _ONES3 = np.ones(3)
 
@@ -142,8 +143,6 @@ def rq_matrix_jacobian(v):
     Chain rule ``dR/dv_k = sum_a dR/dq_a dq_a/dv_k`` (section 3.1) with ``rq_quat_jacobian``.
     """
     v = as_vectors(v, "v")
-    from .rq import _rq_to_quat
-
     q = _rq_to_quat(v)
     return np.einsum("...aij,...ak->...kij", quat_matrix_jacobian(q), rq_quat_jacobian(v))
 
@@ -232,8 +231,6 @@ def rq_angular_velocity(v, vdot, frame="world"):
     if frame not in ("world", "local"):
         raise ValueError(f"frame must be 'world' or 'local', got {frame!r}")
     v, vdot = np.broadcast_arrays(v, vdot)
-    from .rq import _rq_to_quat
-
     q = _rq_to_quat(v)
     qdot = np.einsum("...aj,...j->...a", rq_quat_jacobian(v), vdot)
     if frame == "world":

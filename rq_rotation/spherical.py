@@ -7,7 +7,7 @@ in place of linear interpolation) and ``squad``. Quaternions are ``(w, x, y, z)`
 import numpy as np
 
 from ._checks import as_quats, as_scalars
-from .quaternion import _conj, _qmul
+from .quaternion import _conj, _qmul, align_quat_signs
 from .rq import _quat_to_rq, _rq_to_quat
 
 __all__ = ["slerp", "slerp_keys", "spherical_bezier", "squad", "squad_controls", "squad_keys"]
@@ -72,8 +72,6 @@ def squad_controls(q):
     ``s_i = q_i * exp(-(log(q_i^-1 q_{i+1}) + log(q_i^-1 q_{i-1})) / 4)``; in RQ terms
     ``s_i = q_i * rq_to_quat(-(v_next + v_prev) / 4)``. The end keys are their own controls.
     """
-    from .quaternion import align_quat_signs
-
     q = align_quat_signs(q)
     s = q.copy()
     if len(q) > 2:
@@ -101,8 +99,6 @@ def _locate(times, t):
 
 def slerp_keys(times, keys, t):
     """Piecewise slerp through quaternion keys (K, 4) at times (K,), at ``t``: (..., 4)."""
-    from .quaternion import align_quat_signs
-
     q = align_quat_signs(keys)
     i, u = _locate(times, t)
     return _slerp(q[i], q[i + 1], u, False)

@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from ._checks import as_float_array, as_quats, as_scalars, as_vectors
+from .rq import _quat_to_rq, _rq_to_quat
 
 __all__ = [
     "clamp_swing_ellipse",
@@ -31,8 +32,6 @@ def swing_twist_to_quat(swing, twist):
     ``q_t = (cos(t/2), 0, sin(t/2), 0)``: ``q = (c_s c_t, s_x c_t - s_z s_t, c_s s_t,
     s_x s_t + s_z c_t)``.
     """
-    from .rq import _rq_to_quat
-
     swing = as_vectors(swing, "swing", 2)
     twist = as_scalars(twist, "twist")
     v = np.zeros(swing.shape[:-1] + (3,))
@@ -102,8 +101,6 @@ def quat_to_swing_twist(q, near=None):
     twist moved by ``2 pi m``, independently. With ``near`` both are chosen closest to the
     reference, and at a swing of exactly ``pi`` the reference twist is used.
     """
-    from .rq import _quat_to_rq
-
     q = as_quats(q, "q")
     if near is None:
         return _decompose(q)
