@@ -16,6 +16,7 @@ import numpy as np
 from ._checks import as_quats, as_vectors, run_chunked
 from .quaternion import _conj, _qmul
 from .rq import _rq_to_quat
+from .swing_twist import _swing_rq
 
 _ONES3 = np.ones(3)
 
@@ -147,26 +148,18 @@ def rq_matrix_jacobian(v):
     return np.einsum("...aij,...ak->...kij", quat_matrix_jacobian(q), rq_quat_jacobian(v))
 
 
-def _swing3(swing):
-    swing = as_vectors(swing, "swing", 2)
-    v = np.zeros(swing.shape[:-1] + (3,))
-    v[..., 0] = swing[..., 0]
-    v[..., 2] = swing[..., 1]
-    return v
-
-
 def swing_quat_jacobian(swing):
     """``dq/dr`` of a swing ``r = (r_x, r_z)`` (the RQ vector ``(r_x, 0, r_z)``): (..., 4, 2).
 
     The 2-DOF chain rule of section 5: ``dq/dr = dq/dv dv/dr`` with ``dv/dr_x = (1, 0, 0)`` and
     ``dv/dr_z = (0, 0, 1)``, i.e. columns 0 and 2 of ``rq_quat_jacobian``.
     """
-    return rq_quat_jacobian(_swing3(swing))[..., [0, 2]]
+    return rq_quat_jacobian(_swing_rq(as_vectors(swing, "swing", 2)))[..., [0, 2]]
 
 
 def swing_matrix_jacobian(swing):
     """``dR/dr`` of a swing ``(r_x, r_z)``: (..., 2, 3, 3), ``out[..., k] = dR/dr_k``."""
-    return rq_matrix_jacobian(_swing3(swing))[..., [0, 2], :, :]
+    return rq_matrix_jacobian(_swing_rq(as_vectors(swing, "swing", 2)))[..., [0, 2], :, :]
 
 
 def rq_velocity(v, omega, frame="world"):

@@ -140,8 +140,16 @@ def _quat_to_rq(q, near=None):
         check_zero_quats(np.einsum("...i,...i->...", q, q), "q")
     if near is None:
         return v
-    # Equivalent vectors: u (theta + 2 pi k), u = v / |v|, k any integer. The closest to
-    # `near` has the signed length closest to near . u.
+    return _nearest_equivalent(v, near)
+
+
+def _nearest_equivalent(v, near):
+    """The vector of ``v``'s rotation closest to ``near`` (validated, broadcast), (..., 3).
+
+    Equivalent vectors: ``u (theta + 2 pi k)``, ``u = v / |v|``, ``k`` any integer; the closest
+    to ``near`` has the signed length closest to ``near . u``. For the identity (``v = 0``)
+    every shell point is equivalent: ``2 pi round(|near| / 2 pi)`` along ``near``.
+    """
     ang = np.linalg.norm(v, axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
         u = v / ang[..., None]
@@ -149,7 +157,6 @@ def _quat_to_rq(q, near=None):
     k = np.round((s - ang) / TWO_PI)
     mag = ang + TWO_PI * k
     vn = u * mag[..., None]
-    # identity: every shell point is equivalent; 2 pi round(|near| / 2 pi) along near.
     nn = np.linalg.norm(near, axis=-1)
     kk = np.round(nn / TWO_PI)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from ._checks import as_float_array, as_quats, as_scalars, as_vectors
-from .rq import _quat_to_rq, _rq_to_quat
+from .rq import _nearest_equivalent, _rq_to_quat
 
 __all__ = [
     "clamp_swing_ellipse",
@@ -25,6 +25,14 @@ __all__ = [
 TWO_PI = 2.0 * math.pi
 
 
+def _swing_rq(swing):
+    """The RQ vectors ``(r_x, 0, r_z)`` (..., 3) of validated swings ``(r_x, r_z)`` (..., 2)."""
+    v = np.zeros(swing.shape[:-1] + (3,))
+    v[..., 0] = swing[..., 0]
+    v[..., 2] = swing[..., 1]
+    return v
+
+
 def swing_twist_to_quat(swing, twist):
     """Quaternion ``swing * twist`` of swing ``(r_x, r_z)`` (..., 2) and twist (...), (..., 4).
 
@@ -34,10 +42,7 @@ def swing_twist_to_quat(swing, twist):
     """
     swing = as_vectors(swing, "swing", 2)
     twist = as_scalars(twist, "twist")
-    v = np.zeros(swing.shape[:-1] + (3,))
-    v[..., 0] = swing[..., 0]
-    v[..., 2] = swing[..., 1]
-    qs = _rq_to_quat(v)
+    qs = _rq_to_quat(_swing_rq(swing))
     cs, sx, sz = qs[..., 0], qs[..., 1], qs[..., 3]
     ct = np.cos(0.5 * twist)
     st = np.sin(0.5 * twist)
@@ -108,18 +113,8 @@ def quat_to_swing_twist(q, near=None):
     twist0 = as_scalars(near[1], "near twist")
     swing, twist = _decompose(q, twist_at_pi=twist0)
     twist = twist + TWO_PI * np.round((twist0 - twist) / TWO_PI)
-    # closest equivalent swing: reuse quat_to_rq's rule on the swing's quaternion
-    v = np.zeros(swing.shape[:-1] + (3,))
-    v[..., 0] = swing[..., 0]
-    v[..., 2] = swing[..., 1]
-    v0 = np.zeros(np.broadcast_shapes(swing0.shape[:-1], v.shape[:-1]) + (3,))
-    v0[..., 0] = swing0[..., 0]
-    v0[..., 2] = swing0[..., 1]
-    th = np.linalg.norm(v, axis=-1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        k = np.where(th > 0, np.sin(0.5 * th) / th, 0.5)
-    qs = np.concatenate([np.cos(0.5 * th)[..., None], v * k[..., None]], axis=-1)
-    vn = _quat_to_rq(qs, v0)
+    # closest equivalent swing: quat_to_rq's rule, applied to the swing's RQ vector directly
+    vn = _nearest_equivalent(_swing_rq(swing), _swing_rq(swing0))
     return vn[..., [0, 2]], twist
 
 

@@ -73,6 +73,10 @@ def test_swing_twist_near(rng):
     s2, t2 = rq.quat_to_swing_twist(q, near=(ref_sw + 0.01, ref_tw - 0.01))
     assert np.abs(s2 - ref_sw).max() < 1e-12
     assert np.abs(t2 - ref_tw).max() < 1e-12
+    # a pure twist: the identity swing moves to the shell point closest to the reference
+    s4, t4 = rq.quat_to_swing_twist(rq.rq_to_quat([0.0, 1.2, 0.0]), near=([0.0, 7.0], 1.0))
+    np.testing.assert_allclose(s4, [0.0, TWO_PI], atol=1e-15)
+    assert t4 == pytest.approx(1.2)
     # at swing pi the reference twist is used
     s3, t3 = rq.quat_to_swing_twist([0.0, 0.6, 0.0, 0.8], near=([0.0, 0.0], 1.0))
     assert t3 == pytest.approx(1.0)
