@@ -15,7 +15,7 @@ import numpy as np
 
 from ._checks import as_quats, as_vectors, run_chunked
 from .quaternion import _conj, _qmul
-from .rq import _rq_to_quat
+from .rq import _SIN_HALF_SERIES, SMALL_ANGLE_RQ_TO_QUAT, _rq_to_quat
 from .swing_twist import _swing_rq
 
 _ONES3 = np.ones(3)
@@ -68,9 +68,6 @@ def _series_where(mask, x, coeffs, out):
     return out
 
 
-_S_COEFFS = (0.5, -1.0 / 48.0, 1.0 / 3840.0, -1.0 / 645120.0)  # sin(theta/2)/theta in theta^2
-
-
 def _jac_block(v, out):
     # Component-major layout: every operation below runs on contiguous rows of length n, and
     # the interleaved (n, 4, 3) result is written by a single transposing copy at the end.
@@ -85,7 +82,7 @@ def _jac_block(v, out):
     c = (1.0 - t2) * d  # cos(theta/2)
     with np.errstate(divide="ignore", invalid="ignore"):
         s = (2.0 * t) * d / th  # sin(theta/2)/theta
-        s = _series_where(th < 1e-2, th2, _S_COEFFS, s)
+        s = _series_where(th < SMALL_ANGLE_RQ_TO_QUAT, th2, _SIN_HALF_SERIES, s)
         g = (0.5 * c - s) / th2
     g = _series_where(th < SMALL_ANGLE_DERIVATIVES, th2, _G_COEFFS, g)
     left = np.empty((4, v.shape[0]))

@@ -32,6 +32,9 @@ TWO_PI = 2.0 * math.pi
 #: form has no cancellation, so the threshold only has to keep ``theta`` away from 0.
 SMALL_ANGLE_RQ_TO_QUAT = 1e-2
 
+#: Coefficients of that series in powers of ``theta^2`` (also used by ``rq_quat_jacobian``).
+_SIN_HALF_SERIES = (0.5, -1.0 / 48.0, 1.0 / 3840.0, -1.0 / 645120.0)
+
 #: ``quat_to_rq`` computes ``theta / |q_xyz| = 2 atan(r) / (r |w|)`` with ``r = |q_xyz| / |w|``;
 #: below this ``r`` it uses ``atan(r)/r = 1 - r^2/3 + r^4/5 - r^6/7``. At 1e-3 the first omitted
 #: term (``r^8/9``) is 1e-25 and its derivative 1e-21.
@@ -61,13 +64,14 @@ def _rq_to_quat_block(v, out):
     k += k
     with np.errstate(divide="ignore", invalid="ignore"):
         np.divide(k, th, out=k)
-    # series: sin(theta/2)/theta = 1/2 - theta^2/48 + theta^4/3840 - theta^6/645120
-    ser = th2 * (-1.0 / 645120.0)
-    ser += 1.0 / 3840.0
+    # series (Horner, in place): sin(theta/2)/theta = c0 + c1 theta^2 + c2 theta^4 + c3 theta^6
+    c0, c1, c2, c3 = _SIN_HALF_SERIES
+    ser = th2 * c3
+    ser += c2
     ser *= th2
-    ser -= 1.0 / 48.0
+    ser += c1
     ser *= th2
-    ser += 0.5
+    ser += c0
     k = np.where(th < SMALL_ANGLE_RQ_TO_QUAT, ser, k)
     np.multiply(v, k[..., None], out=out[..., 1:])
 
