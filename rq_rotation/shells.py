@@ -52,7 +52,9 @@ def shell_distance(v):
     are ``2 pi - |v|`` away from the first shell. Small values mean large, ill-conditioned
     derivatives (``rq_velocity`` grows like ``1 / shell_distance``).
     """
-    v = as_vectors(v, "v")
-    th = np.linalg.norm(v, axis=-1)
-    k = np.maximum(1.0, np.round(th / TWO_PI))
-    return np.abs(th - TWO_PI * k)
+    return _shell_distance(np.linalg.norm(as_vectors(v, "v"), axis=-1))
+
+
+def _shell_distance(th):
+    """``shell_distance`` of vectors with norms ``th`` (...)."""
+    return np.abs(th - TWO_PI * np.maximum(1.0, np.round(th / TWO_PI)))

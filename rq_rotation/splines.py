@@ -43,6 +43,7 @@ import numpy as np
 from ._checks import as_scalars, as_vectors
 from .derivatives import rq_angular_velocity, rq_velocity
 from .rq import _rq_to_quat
+from .shells import _shell_distance
 
 __all__ = [
     "KINDS", "RQSpline", "bezier_control_points", "bezier_derivatives", "bezier_values",
@@ -291,7 +292,7 @@ def rq_spline(times, keys, kind="catmull_rom", tangents=None, angular_velocities
     nearest_shell = np.maximum(1, np.ceil((low - reparameterize_margin) / TWO_PI))
     near = nearest_shell * TWO_PI <= high + reparameterize_margin
     charts[~near] = 0
-    shell_d = np.abs(norms - TWO_PI * np.maximum(1, np.round(norms / TWO_PI))).min(axis=1)
+    shell_d = _shell_distance(norms).min(axis=1)
     cosang = np.sum(pieces[:, 0] * pieces[:, 3], axis=-1) / np.maximum(
         norms[:, 0] * norms[:, 3], 1e-300)
     near_shell = (shell_d < shell_margin) & (np.arccos(np.clip(cosang, -1, 1)) > axis_turn)
