@@ -2,6 +2,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import TWO_PI
 from scipy.spatial.transform import Rotation, Slerp
 
 import rq_rotation as rq
@@ -171,3 +172,16 @@ def test_spline_bad_input():
         rq.rq_spline([1, 0], np.zeros((2, 3)))
     with pytest.raises(ValueError, match="hermite needs"):
         rq.rq_spline([0, 1], np.zeros((2, 3)), "hermite")
+
+
+@pytest.mark.parametrize("turn, flagged", [(0.5, True), (0.2, False)])
+def test_shell_hidden_key_where_the_axis_turns_next_to_a_shell(turn, flagged):
+    r = TWO_PI - 0.1  # both keys 0.1 from the first shell
+    keys = r * np.array([[1.0, 0.0, 0.0], [math.cos(turn), math.sin(turn), 0.0]])
+    sp = rq.rq_spline([0.0, 1.0], keys, "catmull_rom")
+    shell = [e for e in sp.hidden_keys if e["reason"] == "shell"]
+    assert len(sp.starts) == 1
+    assert shell == ([{"time": 0.5, "segment": 0, "reason": "shell"}] if flagged else [])
+    # far from every shell the same turn is not reported
+    far = rq.rq_spline([0.0, 1.0], keys * (3.0 / r), "catmull_rom")
+    assert all(e["reason"] != "shell" for e in far.hidden_keys)
