@@ -302,9 +302,7 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
                      pose_bone: bpy.types.PoseBone) -> dict[str, Any]:
         near = (np.array(state.last["rq_swing"]), state.last["rq_twist"])
         swing, twist = quat_to_swing_twist(np.array(rotation), near=near)
-        stored: Any = pose_bone
-        a, b = (float(x) for x in stored["rq_swing_limit"])
-        low, high = (float(x) for x in stored["rq_twist_limit"])
+        (a, b), (low, high) = bone_modes.joint_limits(pose_bone)
         limited_swing = clamp_swing_ellipse(swing, a, b)
         limited_twist = float(clamp_twist(float(twist), low, high))
         self.limited |= bool(np.any(limited_swing != swing)) or limited_twist != float(twist)

@@ -43,13 +43,6 @@ def _from_vector(name: str, vector: np.ndarray) -> list[float]:
     return [float(x) for x in (vector if name == "rq_vector" else vector[[0, 2]])]
 
 
-def _swing_limits(pose_bone: bpy.types.PoseBone) -> tuple[float, float]:
-    stored = pose_bone.get("rq_swing_limit")  # type: ignore[func-returns-value]
-    if stored is None:
-        return bone_modes.LIMITS["rq_swing_limit"]
-    return float(stored[0]), float(stored[1])
-
-
 class POSE_OT_rq_reparameterize(bpy.types.Operator):
     """Replace the selected bones' rotation vectors longer than the threshold by the
     equivalent vector of smallest length (same pose, away from the 2*pi singular shell).
@@ -97,7 +90,7 @@ class POSE_OT_rq_reparameterize(bpy.types.Operator):
                     animated.append(bone_name)
                     continue
                 if name == "rq_swing" and not rq.swing_in_ellipse(
-                    value, *_swing_limits(pose_bone)
+                    value, *bone_modes.joint_limits(pose_bone)[0]
                 ):
                     outside_limits.append(bone_name)  # the drivers pose the clamped swing
                     continue

@@ -105,10 +105,10 @@ def draw_bone(layout: bpy.types.UILayout, pose_bone: bpy.types.PoseBone) -> None
         box.label(text="Limits", icon='CON_ROTLIMIT')
         box.prop(pose_bone, '["rq_swing_limit"]', text="Swing Ellipse")
         box.prop(pose_bone, '["rq_twist_limit"]', text="Twist Range")
+        swing_limit, twist_limit = bone_modes.joint_limits(pose_bone)
         for icon, text in (
-            swing_status(swing, np.asarray(pose_bone["rq_swing_limit"], dtype=float)),
-            twist_status(float(pose_bone["rq_twist"]),
-                         np.asarray(pose_bone["rq_twist_limit"], dtype=float)),
+            swing_status(swing, np.asarray(swing_limit)),
+            twist_status(float(pose_bone["rq_twist"]), np.asarray(twist_limit)),
         ):
             box.label(text=text, icon=icon)
     else:

@@ -147,6 +147,21 @@ def leave_mode(pose_bone: bpy.types.PoseBone, native_mode: str) -> None:
     pose_bone.id_data.update_tag()
 
 
+def joint_limits(
+    pose_bone: bpy.types.PoseBone,
+) -> tuple[tuple[float, float], tuple[float, float]]:
+    """The bone's swing limit ``(a, b)`` and twist limit ``(min, max)``; the defaults
+    (`LIMITS`) where the bone has none (yet)."""
+    swing, twist = (
+        (float(stored[0]), float(stored[1]))
+        for stored in (
+            pose_bone[name] if _has_property(pose_bone, name) else default
+            for name, default in LIMITS.items()
+        )
+    )
+    return swing, twist
+
+
 def static_axis_angle(
     pose_bone: bpy.types.PoseBone, mode: str
 ) -> tuple[float, float, float, float]:
@@ -159,8 +174,8 @@ def static_axis_angle(
         x, y, z = parameter_values(pose_bone, "RQ")
         return (math.sqrt(x * x + y * y + z * z), x, y, z)
     x, z, t = parameter_values(pose_bone, "SWING_TWIST")
-    a, b = (max(float(limit), 1e-12) for limit in pose_bone["rq_swing_limit"])
-    low, high = (float(limit) for limit in pose_bone["rq_twist_limit"])
+    swing_limit, (low, high) = joint_limits(pose_bone)
+    a, b = (max(limit, 1e-12) for limit in swing_limit)
     n = math.sqrt(x * x + z * z)
     half_swing = n / max(2.0, 2.0 * math.sqrt((x / a) ** 2 + (z / b) ** 2))
     half_twist = min(max(t, low), high) / 2.0

@@ -419,7 +419,7 @@ def refine_grid(
     return grid, on_times, values, q
 
 
-def limits_restrict_nothing(swing_limit: np.ndarray, twist_limit: np.ndarray) -> bool:
+def limits_restrict_nothing(swing_limit: Sequence[float], twist_limit: Sequence[float]) -> bool:
     """Whether swing/twist limits ``[a, b]``, ``[min, max]`` let the joint reach every
     orientation as its defaults do (``a, b >= pi`` and ``[-pi, pi]`` inside the twist range).
     Such limits are widened to cover converted animation (`widen_limits`); any others are
@@ -442,7 +442,7 @@ def shorten_swings(values: np.ndarray) -> np.ndarray:
 
 
 def fit_to_limits(
-    values: np.ndarray, swing_limit: np.ndarray, twist_limit: np.ndarray
+    values: np.ndarray, swing_limit: Sequence[float], twist_limit: Sequence[float]
 ) -> tuple[np.ndarray, np.ndarray]:
     """Swing/twist values (n, 3) stored inside user-set joint limits.
 
@@ -539,19 +539,6 @@ def static_values(pose_bone: bpy.types.PoseBone, mode: str) -> np.ndarray:
     return np.concatenate(parts)
 
 
-def joint_limits(pose_bone: bpy.types.PoseBone) -> tuple[np.ndarray, np.ndarray]:
-    """The bone's swing limit ``[a, b]`` and twist limit ``[min, max]``, each (2,); the
-    defaults (`bone_modes.LIMITS`) where the bone has none yet."""
-    limits = []
-    for name, default in bone_modes.LIMITS.items():
-        try:
-            stored = pose_bone[name]
-        except KeyError:
-            stored = default
-        limits.append(np.array([float(x) for x in stored]))
-    return limits[0], limits[1]
-
-
 def posed_values(pose_bone: bpy.types.PoseBone, mode: str, values: np.ndarray) -> np.ndarray:
     """The channel values (..., k) the bone is actually posed at.
 
@@ -561,7 +548,7 @@ def posed_values(pose_bone: bpy.types.PoseBone, mode: str, values: np.ndarray) -
     """
     if mode != "SWING_TWIST":
         return values
-    (a, b), (low, high) = joint_limits(pose_bone)
+    (a, b), (low, high) = bone_modes.joint_limits(pose_bone)
     swing = rq.scale_swing_into_ellipse(values[..., :2], a, b)
     twist = rq.clamp_twist(values[..., 2], low, high)
     return np.concatenate([swing, twist[..., None]], axis=-1)
@@ -728,7 +715,7 @@ def _limit_fitter(
 
     if target != "SWING_TWIST":
         return keep, True
-    swing_limit, twist_limit = joint_limits(pose_bone)
+    swing_limit, twist_limit = bone_modes.joint_limits(pose_bone)
     if limits_restrict_nothing(swing_limit, twist_limit):
         return (lambda values: keep(shorten_swings(values))), True
     return (lambda values: fit_to_limits(values, swing_limit, twist_limit)), False
@@ -830,7 +817,7 @@ def widen_limits(
                 low, high = min(low, float(ys.min())), max(high, float(ys.max()))
     margin = 1.0 + 1e-6
     radius = math.hypot(*reach) * margin
-    swing_limit, twist_limit = joint_limits(pose_bone)
+    swing_limit, twist_limit = bone_modes.joint_limits(pose_bone)
     wide_swing = np.maximum(swing_limit, radius)
     wide_twist = np.array([min(twist_limit[0], low * margin), max(twist_limit[1], high * margin)])
     changed = False

@@ -82,11 +82,7 @@ def filtered_values(curves: ParameterCurves) -> tuple[np.ndarray, np.ndarray, np
              for part in np.split(before, np.flatnonzero(held_jumps(curves, times)))]
         ) if len(times) else before.copy()
     elif curves.name == "rq_twist":
-        stored = curves.pose_bone.get("rq_twist_limit")  # type: ignore[func-returns-value]
-        low, high = (
-            bone_modes.LIMITS["rq_twist_limit"] if stored is None
-            else (float(stored[0]), float(stored[1]))
-        )
+        _, (low, high) = bone_modes.joint_limits(curves.pose_bone)
         after = continuous_twists(before[:, 0], low, high)[:, None]
     else:
         raise ValueError(f"the continuity filter does not change {curves.name}")

@@ -115,8 +115,7 @@ def _current_lines(swing: np.ndarray, twist: float) -> np.ndarray:
 def _posed_parameters(pose_bone: bpy.types.PoseBone) -> tuple[np.ndarray, float, tuple]:
     """The swing and twist as evaluation poses them (radially scaled, clamped), and limits."""
     swing = np.asarray(pose_bone["rq_swing"], dtype=float)
-    a, b = (float(x) for x in pose_bone["rq_swing_limit"])
-    low, high = (float(x) for x in pose_bone["rq_twist_limit"])
+    (a, b), (low, high) = bone_modes.joint_limits(pose_bone)
     level = math.hypot(swing[0] / max(a, 1e-30), swing[1] / max(b, 1e-30))
     twist = min(max(float(pose_bone["rq_twist"]), low), high)
     return swing / max(1.0, level), twist, (a, b, low, high)
