@@ -154,6 +154,7 @@ def swing_in_ellipse(swing, a, b, tol=0.0):
     """
     swing = as_vectors(swing, "swing", 2)
     a, b = _limits(a, b)
+    tol = as_scalars(tol, "tol")
     p = clamp_swing_ellipse(swing, a, b)
     return np.linalg.norm(p - swing, axis=-1) <= tol
 
@@ -225,6 +226,8 @@ def clamp_twist(twist, lo, hi):
     No wrapping, so continuous sequences stay continuous.
     """
     twist = as_scalars(twist, "twist")
-    if np.any(np.asarray(lo) > np.asarray(hi)):
+    lo = as_scalars(lo, "lo")
+    hi = as_scalars(hi, "hi")
+    if np.any(lo > hi):
         raise ValueError("twist limits need lo <= hi")
     return np.clip(twist, lo, hi)

@@ -142,3 +142,21 @@ def test_radial_scaling_with_a_zero_semi_axis_is_the_formulas_limit():
     np.testing.assert_allclose(near_limit, scaled, atol=1e-12)
     with pytest.raises(ValueError, match=">= 0"):
         rq.scale_swing_into_ellipse([1.0, 1.0], -1.0, 1.0)
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: rq.clamp_twist(0.5, math.nan, 1.0), "lo contains NaN"),
+        (lambda: rq.clamp_twist(0.5, 0.0, math.inf), "hi contains NaN"),
+        (lambda: rq.clamp_twist(0.5, 1.0, 0.0), "lo <= hi"),
+        (lambda: rq.clamp_swing_ellipse([1.0, 1.0], math.nan, 1.0), "a contains NaN"),
+        (lambda: rq.swing_in_ellipse([1.0, 1.0], 1.0, 1.0, tol=math.nan), "tol contains NaN"),
+        (lambda: rq.quat_to_swing_twist([1.0, 0, 0, 0], near=([0.0, 0.0, 0.0], 0.0)),
+         r"near swing must have shape \(\.\.\., 2\)"),
+        (lambda: rq.swing_twist_to_quat([0.0, 0.0], [math.nan]), "twist contains NaN"),
+    ],
+)
+def test_limits_bad_input(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
