@@ -23,10 +23,6 @@ from ..rq_blender.registration import register_classes_factory
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
 
-# The parameters that are rotation vectors: the swing is the vector (r_x, 0, r_z).
-VECTOR_PARAMETERS = ("rq_vector", "rq_swing")
-
-
 def _is_animated(obj: bpy.types.Object, bone_name: str, name: str) -> bool:
     """Whether any action animating ``obj`` has keys on the parameter."""
     return any(
@@ -78,7 +74,7 @@ class POSE_OT_rq_reparameterize(bpy.types.Operator):
         candidates = 0
         for obj, bone_name in parameter_curves.selected_pose_bones(context):
             pose_bone = parameter_curves.pose_bone(obj, bone_name)
-            for name in VECTOR_PARAMETERS:
+            for name in parameter_curves.VECTOR_PARAMETERS:
                 if pose_bone.get(name) is None:  # type: ignore[func-returns-value]
                     continue
                 candidates += 1

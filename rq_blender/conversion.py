@@ -525,11 +525,6 @@ class BonePlan:
     widened: bool = False
 
 
-def current_mode(pose_bone: bpy.types.PoseBone) -> str:
-    """The bone's rotation mode, add-on modes included."""
-    return bone_modes.current_mode(pose_bone)
-
-
 def static_values(pose_bone: bpy.types.PoseBone, mode: str) -> np.ndarray:
     """The bone's current (unanimated or evaluated) channel values in ``mode``, (k,)."""
     parts = []
@@ -616,7 +611,7 @@ def plan_conversion(
     statics = []  # (source, static values) per plan
     for name in bone_names:
         pose_bone = obj.pose.bones[name]
-        source = current_mode(pose_bone)
+        source = bone_modes.current_mode(pose_bone)
         if source == target:
             continue
         entering = source not in bone_modes.ADDON_MODES and target in bone_modes.ADDON_MODES

@@ -34,7 +34,6 @@ import numpy as np
 CONSTANT = 0
 LINEAR = 1
 BEZIER = 2
-SUPPORTED_INTERPOLATIONS = frozenset((CONSTANT, LINEAR, BEZIER))
 
 # FCurve.extrapolation enum values.
 EXTRAPOLATE_CONSTANT = 0

@@ -83,17 +83,6 @@ class ParameterCurves:
         """The parameter at frames ``t`` (action time), shape (m,) -> (m, k)."""
         return animdata.evaluate_channels(self.channels, self.static, t)
 
-    def shares_key_times(self) -> bool:
-        """Every component is keyed, all at the same frames."""
-        keyed = [c for c in self.channels if c is not None]
-        if len(keyed) < len(self.channels):
-            return False
-        first = keyed[0].keys.times
-        return all(
-            len(c.keys.times) == len(first) and bool(np.all(c.keys.times == first))
-            for c in keyed
-        )
-
 
 def pose_bones(obj: bpy.types.Object) -> list[bpy.types.PoseBone]:
     """The pose bones of an armature object (none for other objects)."""
