@@ -116,6 +116,11 @@ def test_ellipse_projection_against_brute_force(a, b, rng):
             d = np.hypot(*(c - p))
             assert d <= brute_force_projection(p, a, b) + 1e-9
             assert d >= brute_force_projection(p, a, b) - 1e-6
+            # the closest point: p - c along the outward normal (c_x/a^2, c_z/b^2) at c
+            n = np.array([c[0] / a**2, c[1] / b**2])
+            cross = (p - c)[0] * n[1] - (p - c)[1] * n[0]
+            assert abs(cross) <= 1e-12 * np.linalg.norm(p - c) * np.linalg.norm(n)
+            assert np.dot(p - c, n) > 0
     assert np.all(rq.swing_in_ellipse(proj, a, b, tol=1e-12))
 
 
