@@ -36,7 +36,7 @@ from bpy.props import BoolProperty, EnumProperty, FloatVectorProperty
 from bpy_extras import view3d_utils
 from mathutils import Matrix, Quaternion, Vector
 
-from ..rq_blender import bone_modes
+from ..rq_blender import bone_modes, conversion
 from ..rq_blender.registration import register_classes_factory
 from ..rq_rotation import (
     clamp_swing_ellipse,
@@ -351,13 +351,8 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
 
     @staticmethod
     def _key(pose_bone: bpy.types.PoseBone, state: BoneState) -> None:
-        """Auto-keying: key the channels this drag changed."""
-        if state.mode in bone_modes.ADDON_MODES:
-            paths = [f'["{name}"]' for name, _ in bone_modes.PARAMETERS[state.mode]]
-        else:
-            paths = ["rotation_quaternion" if state.mode == 'QUATERNION' else
-                     "rotation_axis_angle" if state.mode == 'AXIS_ANGLE' else "rotation_euler"]
-        for path in paths:
+        """Auto-keying: key the channels this drag changed (the mode's, `conversion.layout`)."""
+        for path, _ in conversion.layout(state.mode):
             pose_bone.keyframe_insert(path, group=pose_bone.name)
 
 
