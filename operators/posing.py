@@ -38,12 +38,7 @@ from mathutils import Matrix, Quaternion, Vector
 
 from ..rq_blender import bone_modes, conversion
 from ..rq_blender.registration import register_classes_factory
-from ..rq_rotation import (
-    clamp_swing_ellipse,
-    clamp_twist,
-    quat_to_rq,
-    quat_to_swing_twist,
-)
+from ..rq_rotation import clamp_swing_ellipse, quat_to_rq, quat_to_swing_twist
 
 TRACKBALL_RADIANS_PER_PIXEL = 0.01
 AXES = {"X": Vector((1.0, 0.0, 0.0)), "Y": Vector((0.0, 1.0, 0.0)), "Z": Vector((0.0, 0.0, 1.0))}
@@ -304,7 +299,7 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
         swing, twist = quat_to_swing_twist(np.array(rotation), near=near)
         (a, b), (low, high) = bone_modes.joint_limits(pose_bone)
         limited_swing = clamp_swing_ellipse(swing, a, b)
-        limited_twist = float(clamp_twist(float(twist), low, high))
+        limited_twist = bone_modes.clamp_twist(float(twist), low, high)
         self.limited |= bool(np.any(limited_swing != swing)) or limited_twist != float(twist)
         return {"rq_swing": [float(x) for x in limited_swing], "rq_twist": limited_twist}
 

@@ -162,6 +162,13 @@ def joint_limits(
     return swing, twist
 
 
+def clamp_twist(twist: float, low: float, high: float) -> float:
+    """The twist the drivers pose: ``clamp(t, l, h)`` as Blender's simple expressions compute
+    it (``low`` below it, else at most ``high``). Never an error, also for a twist range the
+    user set upside down (where the core's ``clamp_twist`` raises)."""
+    return low if twist < low else min(twist, high)
+
+
 def static_axis_angle(
     pose_bone: bpy.types.PoseBone, mode: str
 ) -> tuple[float, float, float, float]:
@@ -178,7 +185,7 @@ def static_axis_angle(
     a, b = (max(limit, 1e-12) for limit in swing_limit)
     n = math.sqrt(x * x + z * z)
     half_swing = n / max(2.0, 2.0 * math.sqrt((x / a) ** 2 + (z / b) ** 2))
-    half_twist = min(max(t, low), high) / 2.0
+    half_twist = clamp_twist(t, low, high) / 2.0
     cos_t, sin_t = math.cos(half_twist), math.sin(half_twist)
     cot_scaled = math.cos(half_swing) * (n + 2e-30) / (math.sin(half_swing) + 1e-30)
     return (

@@ -117,7 +117,7 @@ def _posed_parameters(pose_bone: bpy.types.PoseBone) -> tuple[np.ndarray, float,
     swing = np.asarray(pose_bone["rq_swing"], dtype=float)
     (a, b), (low, high) = bone_modes.joint_limits(pose_bone)
     level = math.hypot(swing[0] / max(a, 1e-30), swing[1] / max(b, 1e-30))
-    twist = min(max(float(pose_bone["rq_twist"]), low), high)
+    twist = bone_modes.clamp_twist(float(pose_bone["rq_twist"]), low, high)
     return swing / max(1.0, level), twist, (a, b, low, high)
 
 

@@ -277,6 +277,21 @@ def test_swing_twist_pose_matches_with_limits(addon, rq):
             np.testing.assert_allclose(quat_matrix(np.asarray(core)), expected, atol=1e-12)
 
 
+def test_upside_down_twist_range_poses_as_bone_modes_clamp_twist(addon):
+    """A twist range set upside down is no error: the drivers pose Blender's ``clamp`` of it,
+    and `bone_modes.clamp_twist` (what the R drag stores and the overlay draws) agrees."""
+    modes = addon.rq_blender.bone_modes
+    twists = (-1.0, 0.0, 1.0)
+    obj = rig_in_mode(addon, len(twists), "SWING_TWIST")
+    for pose_bone, twist in zip(obj.pose.bones, twists, strict=True):
+        set_swing_twist(pose_bone, (0.0, 0.0, twist, math.pi, math.pi, 0.5, -0.5))
+    evaluate(obj)
+    assert_drivers_native_and_valid(obj)
+    for pose_bone, twist in zip(obj.pose.bones, twists, strict=True):
+        expected = quat_matrix(rq_quat([0.0, modes.clamp_twist(twist, 0.5, -0.5), 0.0]))
+        assert np.abs(basis_rotation(pose_bone) - expected).max() <= 1e-6, twist
+
+
 def test_swing_twist_defaults_clamp_nothing(addon):
     obj = rig_in_mode(addon, 1, "SWING_TWIST")
     pose_bone = obj.pose.bones[0]
