@@ -40,7 +40,7 @@ import math
 
 import numpy as np
 
-from ._checks import as_scalars, as_vectors
+from ._checks import as_float_array, as_scalars, as_vectors
 from .derivatives import rq_angular_velocity, rq_velocity
 from .rq import _rq_to_quat
 from .shells import _shell_distance
@@ -130,7 +130,7 @@ def bezier_control_points(times, keys, kind="catmull_rom", tangents=None,
             raise ValueError("the B-spline needs at least 3 keys")
         return _bspline_to_bezier(times, keys)
     if kind == "bezier" and tangents is not None:
-        hd = as_float_handles(tangents, len(times))
+        hd = _as_handles(tangents, len(times))
         return np.stack([keys[:-1], hd[:-1, 1], hd[1:, 0], keys[1:]], axis=1)
     if kind == "hermite":
         if (tangents is None) == (angular_velocities is None):
@@ -150,10 +150,12 @@ def bezier_control_points(times, keys, kind="catmull_rom", tangents=None,
     return np.stack([keys[:-1], keys[:-1] + m[:-1] * hh, keys[1:] - m[1:] * hh, keys[1:]], axis=1)
 
 
-def as_float_handles(handles, k):
-    hd = np.asarray(handles, dtype=np.float64)
-    if hd.shape != (k, 2, 3) or not np.isfinite(hd).all():
-        raise ValueError("tangents for 'bezier' must be finite handles of shape (K, 2, 3)")
+def _as_handles(handles, k):
+    """Bezier handles (left, right) of ``k`` keys, validated like every other argument."""
+    hd = as_float_array(handles, "tangents")
+    if hd.shape != (k, 2, 3):
+        raise ValueError(f"tangents for 'bezier' must have shape (K, 2, 3) = ({k}, 2, 3), "
+                         f"got {hd.shape}")
     return hd
 
 

@@ -195,6 +195,12 @@ def test_spline_bad_input():
         rq.rq_spline([1, 0], np.zeros((2, 3)))
     with pytest.raises(ValueError, match="hermite needs"):
         rq.rq_spline([0, 1], np.zeros((2, 3)), "hermite")
+    with pytest.raises(ValueError, match="tangents contains NaN"):
+        rq.rq_spline([0, 1], np.zeros((2, 3)), "bezier", tangents=np.full((2, 2, 3), np.nan))
+    with pytest.raises(ValueError, match=r"shape \(K, 2, 3\) = \(2, 2, 3\), got \(2, 3\)"):
+        rq.rq_spline([0, 1], np.zeros((2, 3)), "bezier", tangents=np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="tangents must be an array of real numbers"):
+        rq.rq_spline([0, 1], np.zeros((2, 3)), "bezier", tangents="left, right")
 
 
 @pytest.mark.parametrize("turn, flagged", [(0.5, True), (0.2, False)])
