@@ -46,8 +46,13 @@ ANIMATION_OPERATORS: tuple[tuple[str, str, Icon], ...] = (
 def swing_status(swing: np.ndarray, limit: np.ndarray) -> tuple[Icon, str]:
     """``(icon, text)`` saying where a swing lies against its ellipse limit [a, b]."""
     a, b = float(limit[0]), float(limit[1])
-    closest = clamp_swing_ellipse(swing, a, b)
-    outside = float(np.linalg.norm(swing - closest))
+    # The projection is a bisection: only swings outside the ellipse need it (the panel redraws
+    # often), as inside ones are their own closest point.
+    if a > 0 and b > 0 and (swing[0] / a) ** 2 + (swing[1] / b) ** 2 <= 1.0:
+        outside = 0.0
+    else:
+        closest = clamp_swing_ellipse(swing, a, b)
+        outside = float(np.linalg.norm(swing - closest))
     if outside > ON_LIMIT:
         # What evaluation poses (the radial scaling the drivers compute) vs what is stored.
         posed = scale_swing_into_ellipse(swing, a, b) if a > 0 and b > 0 else closest
