@@ -9,7 +9,7 @@ from ._checks import as_quats, as_scalars
 from .quaternion import align_quat_signs, quat_angle_between
 from .rq import _quat_to_rq, _rq_to_quat, rq_sequence_continuous
 from .spherical import slerp_keys, spherical_bezier, squad_keys
-from .splines import _blossom, bezier_control_points, rq_spline
+from .splines import bezier_control_points, bezier_values, rq_spline
 
 __all__ = ["FIGURE2_KEYS", "angular_speed", "compare_interpolations", "figure2_experiment"]
 
@@ -44,7 +44,7 @@ def figure2_experiment(samples_per_segment=200):
     ts, rqs, sph = [], [], []
     for i, p in enumerate(segs):
         uu = u if i == 0 else u[1:]
-        rqs.append(_blossom(p, uu, uu, uu))
+        rqs.append(bezier_values(p, uu))
         qc = align_quat_signs(_rq_to_quat(p))
         sph.append(spherical_bezier(qc[0], qc[1], qc[2], qc[3], uu))
         ts.append(i + uu)
