@@ -157,6 +157,20 @@ def test_sequence_continuous():
     assert rq.rq_sequence_continuous(np.zeros((0, 3))).shape == (0, 3)
 
 
+def test_sequence_continuous_is_the_near_rule_frame_by_frame(rng):
+    # a random walk through several shells, with identity frames (every shell point) inside
+    v = np.cumsum(rng.normal(0, 0.6, (300, 3)), axis=0)
+    v[[40, 41, 150, 299]] = 0.0
+    v[[90, 200]] = [[0.0, 0.0, 2 * TWO_PI], [TWO_PI, 0.0, 0.0]]
+    wrapped = rq.quat_to_rq(rq.rq_to_quat(v))
+    got = rq.rq_sequence_continuous(wrapped)
+    ref = wrapped.copy()
+    for i in range(1, len(v)):
+        ref[i] = rq.quat_to_rq(rq.rq_to_quat(wrapped[i]), near=ref[i - 1])
+    assert np.abs(got - ref).max() < 1e-12
+    assert np.abs(rq.quat_to_rq(rq.rq_to_quat(got)) - wrapped).max() < 1e-12
+
+
 def test_matrix_to_quat_w_nonnegative_and_matches_scipy(rng):
     q = rng.normal(size=(3000, 4))
     q[:10, 1:] = 0.0
