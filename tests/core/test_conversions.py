@@ -191,6 +191,21 @@ def test_quat_multiply_order():
     np.testing.assert_allclose(rq.quat_rotate(qz, [1.0, 0, 0]), [0, 1, 0], atol=1e-15)
 
 
+def test_normalize_and_conjugate(rng):
+    q = rng.normal(size=(20, 4))
+    n = rq.quat_normalize(3.0 * q)
+    np.testing.assert_allclose(np.linalg.norm(n, axis=1), 1.0, atol=4e-16)
+    assert np.abs(n - q / np.linalg.norm(q, axis=1, keepdims=True)).max() < 1e-15
+    c = rq.quat_conjugate(q)
+    n = rq.quat_normalize(q)
+    np.testing.assert_array_equal(c[:, 0], n[:, 0])
+    np.testing.assert_array_equal(c[:, 1:], -n[:, 1:])
+    np.testing.assert_allclose(rq.quat_multiply(q, c), np.tile([1.0, 0, 0, 0], (20, 1)),
+                               atol=1e-15)
+    with pytest.raises(ValueError, match="zero quaternion"):
+        rq.quat_normalize([0.0, 0, 0, 0])
+
+
 def test_angle_between_and_align(rng):
     q = sp_quat(rng.normal(size=(50, 3)))
     d = rng.normal(size=(50, 3))

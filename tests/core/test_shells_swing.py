@@ -30,6 +30,9 @@ def test_shell_distance():
     for mag, dist in [(0.0, TWO_PI), (1.0, TWO_PI - 1), (TWO_PI, 0.0), (7.0, 7.0 - TWO_PI),
                       (3 * math.pi + 0.1, 2 * TWO_PI - 3 * math.pi - 0.1)]:
         assert rq.shell_distance(mag * u) == pytest.approx(dist, abs=1e-15)
+    v = np.array([0.0, 3.0, 3.2, 7.0, 3 * math.pi + 0.1, 100 * math.pi])[:, None] * u
+    np.testing.assert_array_equal(rq.shell_index(v), [0, 0, 1, 1, 2, 50])
+    assert rq.shell_index(v).dtype == np.int64
 
 
 quats = st.lists(st.floats(-1, 1), min_size=4, max_size=4).filter(
