@@ -2,9 +2,11 @@
 """Keep the add-on's drivers valid while it runs: repair driver paths after bone renames.
 
 A bone rename tags the armature for a depsgraph update; ``depsgraph_update_post`` then
-repairs the armature objects that were updated, and ``load_post`` repairs every armature of
-a file renamed elsewhere. Neither runs during playback (frame changes fire other handlers),
-and evaluation itself never needs them.
+repairs the updated armature objects whose bone names changed since it last looked (every
+other update, such as each mouse move of a drag, costs one look at the names), and
+``load_post`` repairs every armature of a file, which may come renamed from elsewhere.
+Neither runs during playback (frame changes fire other handlers), and evaluation itself
+never needs them.
 """
 
 from __future__ import annotations
@@ -13,11 +15,26 @@ import bpy
 
 from .bone_modes import repair_driver_paths
 
+# Armature object name -> its bone names when a scan last found its drivers in order.
+_settled: dict[str, tuple[str, ...]] = {}
 
-def _repair(objects: object) -> None:
+
+def _repair(objects: object, only_renamed: bool) -> None:
+    """Repair the armature objects among ``objects``; with ``only_renamed``, only those whose
+    bone names changed since their drivers were last found in order (a rename is what makes
+    paths stale). An armature counts as settled only once a scan changes nothing: after an
+    Edit-mode rename Blender flags the drivers invalid in a later update than the one that
+    renames the pose bones, and the next scan clears that flag."""
     for candidate in objects:  # type: ignore[attr-defined]
-        if isinstance(candidate, bpy.types.Object) and candidate.type == 'ARMATURE':
-            repair_driver_paths(candidate)
+        if not (isinstance(candidate, bpy.types.Object) and candidate.type == 'ARMATURE'):
+            continue
+        names = tuple(candidate.pose.bones.keys()) if candidate.pose else ()
+        if only_renamed and _settled.get(candidate.name_full) == names:
+            continue
+        if repair_driver_paths(candidate) == 0:
+            _settled[candidate.name_full] = names
+        else:
+            _settled.pop(candidate.name_full, None)
 
 
 @bpy.app.handlers.persistent
@@ -28,16 +45,17 @@ def rq_repair_after_update(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgrap
     if not updated:
         return
     _repair(
-        obj
-        for obj in scene.objects
-        if obj.type == 'ARMATURE' and (obj in updated or obj.data in armatures)
+        (obj for obj in scene.objects
+         if obj.type == 'ARMATURE' and (obj in updated or obj.data in armatures)),
+        only_renamed=True,
     )
 
 
 @bpy.app.handlers.persistent
 def rq_repair_after_load(_filepath: str) -> None:
     """Repair every armature object of the file just loaded."""
-    _repair(bpy.data.objects)
+    _settled.clear()
+    _repair(bpy.data.objects, only_renamed=False)
 
 
 _HANDLERS = (
@@ -56,3 +74,4 @@ def unregister() -> None:
     for handlers, function in _HANDLERS:
         if function in handlers:
             handlers.remove(function)
+    _settled.clear()

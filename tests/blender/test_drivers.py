@@ -428,31 +428,55 @@ def test_renaming_a_bone_keeps_drivers_valid(addon, how):
     assert np.abs(basis_rotation(second) - expected).max() <= 1e-6
 
 
-def test_repair_rewrites_stale_variable_paths(addon):
-    """A file renamed where nothing fixed the paths: the add-on's handler repairs them."""
+def test_repair_rewrites_stale_variable_paths(addon, tmp_path):
+    """A file renamed where nothing fixed the paths: the add-on repairs them, directly and,
+    through its handlers, when the file is opened."""
     obj = rig_in_mode(addon, 2, "RQ")
     modes = addon.rq_blender.bone_modes
-    for fcurve in obj.animation_data.drivers:
-        for variable in fcurve.driver.variables:
-            target = variable.targets[0]
-            target.data_path = target.data_path.replace('bones["B1"]', 'bones["Gone"]')
+
+    def make_stale(bone):
+        for fcurve in obj.animation_data.drivers:
+            for variable in fcurve.driver.variables:
+                target = variable.targets[0]
+                target.data_path = target.data_path.replace(f'bones["{bone}"]', 'bones["Gone"]')
+
+    make_stale("B1")
     assert modes.repair_driver_paths(obj) == 4  # the four drivers of B1
     assert modes.repair_driver_paths(obj) == 0
     for fcurve in obj.animation_data.drivers:
         bone_path = fcurve.data_path.rsplit(".", 1)[0]
         assert all(v.targets[0].data_path.startswith(bone_path) for v in fcurve.driver.variables)
-    # the same through the registered handler, on the next depsgraph update
-    for fcurve in obj.animation_data.drivers:
-        for variable in fcurve.driver.variables:
-            target = variable.targets[0]
-            target.data_path = target.data_path.replace('bones["B0"]', 'bones["Gone"]')
+    # the same through the registered handlers, on a file saved with stale paths
+    make_stale("B0")
     obj.pose.bones["B0"]["rq_vector"] = (0.1, 0.2, 0.3)
-    evaluate(obj)
+    path, name = tmp_path / "stale.blend", obj.name
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    bpy.ops.wm.open_mainfile(filepath=str(path))
+    obj = bpy.data.objects[name]
     evaluate(obj)
     assert modes.repair_driver_paths(obj) == 0
     assert_drivers_native_and_valid(obj)
     expected = quat_matrix(rq_quat(f32((0.1, 0.2, 0.3))))
     assert np.abs(basis_rotation(obj.pose.bones["B0"]) - expected).max() <= 1e-6
+
+
+def test_update_handler_scans_drivers_only_after_a_rename(addon, monkeypatch):
+    """Every depsgraph update of an armature (each mouse move of a drag) looks at its bone
+    names only; the driver scan runs when they changed."""
+    obj = rig_in_mode(addon, 2, "RQ")
+    handlers = addon.rq_blender.handlers
+    scans = []
+    real = handlers.repair_driver_paths
+    monkeypatch.setattr(handlers, "repair_driver_paths", lambda o: scans.append(o.name) or real(o))
+    for value in (0.1, 0.2, 0.3):
+        obj.pose.bones["B0"]["rq_vector"] = (value, 0.0, 0.0)
+        evaluate(obj)
+    assert len(scans) <= 1  # at most the first look at this armature
+    scans.clear()
+    obj.pose.bones["B1"].name = "Renamed"
+    evaluate(obj)
+    assert scans == [obj.name]
+    assert_drivers_native_and_valid(obj)
 
 
 def test_handlers_are_registered_while_enabled(addon):
