@@ -108,7 +108,8 @@ def quat_to_swing_twist(q, near=None):
     """
     q = as_quats(q, "q")
     if near is None:
-        return _decompose(q)
+        swing, twist = _decompose(q)
+        return swing, twist[()]  # a single quaternion gives a numpy scalar, as with near
     swing0 = as_vectors(near[0], "near swing", 2)
     twist0 = as_scalars(near[1], "near twist")
     swing, twist = _decompose(q, twist_at_pi=twist0)

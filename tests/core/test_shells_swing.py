@@ -168,3 +168,13 @@ def test_radial_scaling_with_a_zero_semi_axis_is_the_formulas_limit():
 def test_limits_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_swing_twist_of_a_single_quaternion_is_a_single_pair_with_or_without_near():
+    q = rq.rq_to_quat([0.1, 0.2, 0.3])
+    for swing, twist in (rq.quat_to_swing_twist(q),
+                         rq.quat_to_swing_twist(q, near=([0.0, 0.0], 0.0))):
+        assert swing.shape == (2,)
+        assert np.ndim(twist) == 0 and isinstance(twist, np.floating)
+    swings, twists = rq.quat_to_swing_twist(np.stack([q, q]))
+    assert swings.shape == (2, 2) and twists.shape == (2,)
