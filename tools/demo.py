@@ -103,7 +103,7 @@ def animate(rig, rq) -> dict[str, np.ndarray]:
     wrist_keys[0] = wrist_keys[-1] = 0.0
     key_property(wrist, "rq_vector", frames, wrist_keys)
 
-    # The prop spins about a tilted axis, 150 degrees per key: five turns over the shot.
+    # The prop spins about a tilted axis, 150 degrees per key: 6.25 turns over the shot.
     prop = rig.pose.bones["Prop"]
     prop_frames = np.arange(FRAMES[0], FRAMES[1] + 1, PROP_KEY_STEP)
     axis = np.array([0.3, 0.2, 1.0]) / np.linalg.norm([0.3, 0.2, 1.0])
