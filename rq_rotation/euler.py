@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from ._checks import EULER_ORDERS, as_matrices, as_quats, as_vectors, check_order
-from .quaternion import _qmul, _quat_to_matrix_unit
+from .quaternion import _quat_to_matrix_unit
 
 __all__ = [
     "EULER_ORDERS",
@@ -29,11 +29,18 @@ TWO_PI = 2.0 * math.pi
 GIMBAL_EPS = 16.0 * np.finfo(np.float64).eps
 
 
-def _axis_quat(angle, axis):
-    q = np.zeros(angle.shape + (4,))
-    q[..., 0] = np.cos(0.5 * angle)
-    q[..., 1 + axis] = np.sin(0.5 * angle)
-    return q
+def _half_cos_sin(e):
+    """``cos(e/2)`` and ``sin(e/2)`` of angles (..., 3), each as (3, ...) (C-contiguous rows).
+
+    From ``t = tan(e/4)``: ``cos = (1 - t)(1 + t) / (1 + t^2)``, ``sin = 2 t / (1 + t^2)``. One
+    tangent instead of a sine and a cosine: numpy vectorizes ``tan`` on many CPUs (about 15x
+    faster than ``sin`` where it does), and the results stay within a few 1e-16 of
+    ``cos``/``sin`` (``1 - t`` is exact near ``t = 1``; ``|t|`` never overflows ``t^2``: no
+    double is within 1e-30 of an odd multiple of ``pi/2``).
+    """
+    t = np.tan(np.multiply(0.25, np.moveaxis(e, -1, 0), order="C"))
+    scale = 1.0 / (1.0 + t * t)
+    return (1.0 - t) * (1.0 + t) * scale, 2.0 * t * scale
 
 
 def euler_to_quat(e, order="XYZ"):
@@ -55,10 +62,27 @@ def euler_to_quat(e, order="XYZ"):
     e = as_vectors(e, "e")
     order = check_order(order)
     i, j, k = (_AXIS[c] for c in order)
-    qa = _axis_quat(e[..., i], i)
-    qb = _axis_quat(e[..., j], j)
-    qc = _axis_quat(e[..., k], k)
-    return _qmul(qc, _qmul(qb, qa))
+    # Closed form of q_C * q_B * q_A: half-angle cosines and sines once, then the products.
+    # With s = +1 for the cyclic orders (XYZ, YZX, ZXY) and -1 otherwise:
+    #   w   = ca cb cc + s sa sb sc        q_A = sa cb cc - s ca sb sc
+    #   q_B = ca sb cc + s sa cb sc        q_C = ca cb sc - s sa sb cc
+    # (the two Hamilton products with their zero terms dropped).
+    cos, sin = _half_cos_sin(e)
+    ca, cb, cc = cos[i], cos[j], cos[k]
+    sa, sb, sc = sin[i], sin[j], sin[k]
+    cb_cc, sb_sc, sb_cc, cb_sc = cb * cc, sb * sc, sb * cc, cb * sc
+    q = np.empty((4,) + e.shape[:-1])
+    if (j - i) % 3 == 1:
+        np.add(ca * cb_cc, sa * sb_sc, out=q[0, ...])
+        np.subtract(sa * cb_cc, ca * sb_sc, out=q[1 + i, ...])
+        np.add(ca * sb_cc, sa * cb_sc, out=q[1 + j, ...])
+        np.subtract(ca * cb_sc, sa * sb_cc, out=q[1 + k, ...])
+    else:
+        np.subtract(ca * cb_cc, sa * sb_sc, out=q[0, ...])
+        np.add(sa * cb_cc, ca * sb_sc, out=q[1 + i, ...])
+        np.subtract(ca * sb_cc, sa * cb_sc, out=q[1 + j, ...])
+        np.add(ca * cb_sc, sa * sb_cc, out=q[1 + k, ...])
+    return np.ascontiguousarray(np.moveaxis(q, 0, -1))
 
 
 def euler_to_matrix(e, order="XYZ"):

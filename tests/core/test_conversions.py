@@ -236,6 +236,31 @@ def test_euler_against_scipy(order, rng):
 
 
 @pytest.mark.parametrize("order", rq.EULER_ORDERS)
+def test_euler_to_quat_is_the_product_of_axis_quaternions(order, rng):
+    # The closed form against its definition q_C * q_B * q_A (order 'ABC'), on small, large,
+    # grid (multiples of pi/4, where tan(e/4) is at its extremes) and tiny angles; stacks of
+    # any shape, a single triple, and an empty stack.
+    e = np.concatenate([
+        rng.uniform(-7, 7, (3000, 3)), rng.uniform(-1e3, 1e3, (1000, 3)),
+        math.pi / 4 * rng.integers(-16, 17, (500, 3)), rng.normal(0, 1e-8, (100, 3)),
+    ])
+
+    def axis_quat(angles, axis):
+        q = np.zeros(angles.shape + (4,))
+        q[..., 0] = np.cos(angles / 2)
+        q[..., 1 + "XYZ".index(axis)] = np.sin(angles / 2)
+        return q
+
+    a, b, c = (axis_quat(e[:, "XYZ".index(axis)], axis) for axis in order)
+    expected = rq.quat_multiply(c, rq.quat_multiply(b, a))
+    assert np.abs(rq.euler_to_quat(e, order) - expected).max() < 1e-15
+    stacked = rq.euler_to_quat(e.reshape(5, -1, 3), order)
+    assert np.abs(stacked - expected.reshape(5, -1, 4)).max() < 1e-15
+    assert np.abs(rq.euler_to_quat(e[7], order) - expected[7]).max() < 1e-15
+    assert rq.euler_to_quat(np.empty((0, 3)), order).shape == (0, 4)
+
+
+@pytest.mark.parametrize("order", rq.EULER_ORDERS)
 def test_euler_gimbal_lock(order):
     e = np.zeros(3)
     e["XYZ".index(order[1])] = math.pi / 2
