@@ -29,18 +29,50 @@ TWO_PI = 2.0 * math.pi
 GIMBAL_EPS = 16.0 * np.finfo(np.float64).eps
 
 
-def _half_cos_sin(e):
-    """``cos(e/2)`` and ``sin(e/2)`` of angles (..., 3), each as (3, ...) (C-contiguous rows).
+#: `euler_to_quat` works in blocks of this many angle sets: its temporaries (3 x 4096 float64,
+#: 96 KiB) stay in the CPU cache and below malloc's fresh-pages threshold, about 4x faster on
+#: tens of thousands of sets than whole-array expressions (and than `CHUNK_ROWS` blocks).
+EULER_BLOCK_ROWS = 4096
 
-    From ``t = tan(e/4)``: ``cos = (1 - t)(1 + t) / (1 + t^2)``, ``sin = 2 t / (1 + t^2)``. One
-    tangent instead of a sine and a cosine: numpy vectorizes ``tan`` on many CPUs (about 15x
-    faster than ``sin`` where it does), and the results stay within a few 1e-16 of
-    ``cos``/``sin`` (``1 - t`` is exact near ``t = 1``; ``|t|`` never overflows ``t^2``: no
-    double is within 1e-30 of an odd multiple of ``pi/2``).
+
+def _euler_to_quat_block(e, out, i, j, k):
+    """`euler_to_quat` of a block of angle sets (n, 3) into ``out`` (n, 4), order axes i, j, k.
+
+    Half-angle cosines and sines from ``t = tan(e/4)``: ``cos = (1 - t)(1 + t) / (1 + t^2)``,
+    ``sin = 2 t / (1 + t^2)``. One tangent instead of a sine and a cosine: numpy vectorizes
+    ``tan`` for float64 on many CPUs but not ``sin``/``cos`` (about 15x faster there), and the
+    results stay within a few 1e-16 of ``cos``/``sin`` (``1 - t`` is exact near ``t = 1``; ``t^2``
+    never overflows: no double is within 1e-30 of an odd multiple of ``pi/2``). Then the closed
+    form of ``q_C * q_B * q_A`` (the two Hamilton products with their zero terms dropped), with
+    ``s = +1`` for the cyclic orders (XYZ, YZX, ZXY) and ``-1`` otherwise::
+
+        w   = ca cb cc + s sa sb sc        q_A = sa cb cc - s ca sb sc
+        q_B = ca sb cc + s sa cb sc        q_C = ca cb sc - s sa sb cc
     """
-    t = np.tan(np.multiply(0.25, np.moveaxis(e, -1, 0), order="C"))
-    scale = 1.0 / (1.0 + t * t)
-    return (1.0 - t) * (1.0 + t) * scale, 2.0 * t * scale
+    t = np.multiply(0.25, e.T, order="C")  # rows: angles about X, Y, Z
+    np.tan(t, out=t)
+    scale = t * t
+    scale += 1.0
+    np.reciprocal(scale, out=scale)
+    cos = 1.0 - t
+    cos *= 1.0 + t
+    cos *= scale
+    sin = np.multiply(t, 2.0, out=t)
+    sin *= scale
+    ca, cb, cc = cos[i], cos[j], cos[k]
+    sa, sb, sc = sin[i], sin[j], sin[k]
+    cb_cc, sb_sc, sb_cc, cb_sc = cb * cc, sb * sc, sb * cc, cb * sc
+    left, right = scale[0], scale[1]  # scratch rows, no longer needed
+    plus, minus = (np.add, np.subtract) if (j - i) % 3 == 1 else (np.subtract, np.add)
+    for column, x, y, z, w, combine in (
+        (0, ca, cb_cc, sa, sb_sc, plus),
+        (1 + i, sa, cb_cc, ca, sb_sc, minus),
+        (1 + j, ca, sb_cc, sa, cb_sc, plus),
+        (1 + k, ca, cb_sc, sa, sb_cc, minus),
+    ):
+        np.multiply(x, y, out=left)
+        np.multiply(z, w, out=right)
+        combine(left, right, out=out[:, column])
 
 
 def euler_to_quat(e, order="XYZ"):
@@ -57,32 +89,18 @@ def euler_to_quat(e, order="XYZ"):
     -------
     ndarray, shape (..., 4)
         ``(w, x, y, z)``, ``q = q_C * q_B * q_A`` for order ``'ABC'``, with
-        ``q_X(a) = (cos(a/2), sin(a/2), 0, 0)`` etc.
+        ``q_X(a) = (cos(a/2), sin(a/2), 0, 0)`` etc. (computed in closed form, see
+        `_euler_to_quat_block`).
     """
     e = as_vectors(e, "e")
     order = check_order(order)
     i, j, k = (_AXIS[c] for c in order)
-    # Closed form of q_C * q_B * q_A: half-angle cosines and sines once, then the products.
-    # With s = +1 for the cyclic orders (XYZ, YZX, ZXY) and -1 otherwise:
-    #   w   = ca cb cc + s sa sb sc        q_A = sa cb cc - s ca sb sc
-    #   q_B = ca sb cc + s sa cb sc        q_C = ca cb sc - s sa sb cc
-    # (the two Hamilton products with their zero terms dropped).
-    cos, sin = _half_cos_sin(e)
-    ca, cb, cc = cos[i], cos[j], cos[k]
-    sa, sb, sc = sin[i], sin[j], sin[k]
-    cb_cc, sb_sc, sb_cc, cb_sc = cb * cc, sb * sc, sb * cc, cb * sc
-    q = np.empty((4,) + e.shape[:-1])
-    if (j - i) % 3 == 1:
-        np.add(ca * cb_cc, sa * sb_sc, out=q[0, ...])
-        np.subtract(sa * cb_cc, ca * sb_sc, out=q[1 + i, ...])
-        np.add(ca * sb_cc, sa * cb_sc, out=q[1 + j, ...])
-        np.subtract(ca * cb_sc, sa * sb_cc, out=q[1 + k, ...])
-    else:
-        np.subtract(ca * cb_cc, sa * sb_sc, out=q[0, ...])
-        np.add(sa * cb_cc, ca * sb_sc, out=q[1 + i, ...])
-        np.subtract(ca * sb_cc, sa * cb_sc, out=q[1 + j, ...])
-        np.add(ca * cb_sc, sa * sb_cc, out=q[1 + k, ...])
-    return np.ascontiguousarray(np.moveaxis(q, 0, -1))
+    flat = e.reshape(-1, 3)
+    out = np.empty((len(flat), 4))
+    for start in range(0, len(flat), EULER_BLOCK_ROWS):
+        stop = start + EULER_BLOCK_ROWS
+        _euler_to_quat_block(flat[start:stop], out[start:stop], i, j, k)
+    return out.reshape(e.shape[:-1] + (4,))
 
 
 def euler_to_matrix(e, order="XYZ"):
