@@ -159,26 +159,38 @@ def bone_drivers(pose_bone: bpy.types.PoseBone) -> list[bpy.types.FCurve]:
 
 
 def install(pose_bone: bpy.types.PoseBone, specs: Sequence[DriverSpec]) -> None:
-    """Create the drivers of ``specs`` on the bone (its channel must not be driven yet)."""
+    """Create the drivers of ``specs`` on the bone (its channel must not be driven yet).
+
+    Every RNA assignment runs Blender's update callbacks, so only what differs from a new
+    driver is set: a new variable reads a single property (``'SINGLE_PROP'``) of an object
+    (``id_type`` ``'OBJECT'``), and the paths of the bone's properties are built once.
+    """
     armature_object = pose_bone.id_data
     bone_path = pose_bone.path_from_id()
+    paths = {
+        variable: variable_path(bone_path, variable)
+        for spec in specs
+        for variable in spec.variables
+    }
     for spec in specs:
         fcurve = pose_bone.driver_add(DRIVEN_PROPERTY, spec.array_index)
         # Pass the driver value through unchanged (see the module docstring).
-        while fcurve.keyframe_points:
-            fcurve.keyframe_points.remove(fcurve.keyframe_points[0], fast=True)
-        while fcurve.modifiers:
-            fcurve.modifiers.remove(fcurve.modifiers[0])
+        points = fcurve.keyframe_points
+        if len(points):
+            points.clear()
+        modifiers = fcurve.modifiers
+        while len(modifiers):
+            modifiers.remove(modifiers[0])
         driver = fcurve.driver
-        driver.type = spec.driver_type
+        if driver.type != spec.driver_type:
+            driver.type = spec.driver_type
+        variables = driver.variables
         for variable in spec.variables:
-            created = driver.variables.new()
+            created = variables.new()
             created.name = variable.name
-            created.type = 'SINGLE_PROP'
             target = created.targets[0]
-            target.id_type = 'OBJECT'
             target.id = armature_object
-            target.data_path = variable_path(bone_path, variable)
+            target.data_path = paths[variable]
         if spec.driver_type == 'SCRIPTED':
             driver.expression = spec.expression
 
