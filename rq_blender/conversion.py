@@ -154,13 +154,18 @@ def _unwrap_vectors(v: np.ndarray, first: np.ndarray) -> np.ndarray:
     theta = np.sqrt(np.einsum("bni,bni->bn", v, v))
     unit = v / np.where(theta > 0, theta, 1.0)[..., None]
     flips = np.einsum("bni,bni->bn", unit[:, 1:], unit[:, :-1]) < 0
+    # signs[:, i] = (-1)^(flips up to i), computed in place.
     signs = np.ones(theta.shape)
-    signs[:, 1:] -= 2.0 * (np.cumsum(flips, axis=1) & 1)
+    odd = np.cumsum(flips, axis=1, dtype=np.int32)
+    odd &= 1
+    signs[:, 1:] -= 2.0 * odd
     signed = signs * theta
     signed[:, 0] = np.where(
         theta[:, 0] > 0, np.einsum("bi,bi->b", first, unit[:, 0]), np.linalg.norm(first, axis=1)
     )
-    return unit * (signs * _unwrap(signed))[..., None]
+    signs *= _unwrap(signed)
+    unit *= signs[..., None]
+    return unit
 
 
 def _guess(mode: str, q: np.ndarray, first: np.ndarray) -> np.ndarray:
@@ -204,13 +209,19 @@ def _step_from_guess(
     """
     b, n = guess.shape[:2]
     out = guess.copy()
+    wrong = np.zeros((b, n), dtype=bool)
     if mode == "RQ":
-        todo = np.linalg.norm(np.diff(guess, axis=1), axis=2) >= RQ_SURE_STEP
+        step = np.diff(guess, axis=1)
+        todo = np.einsum("bni,bni->bn", step, step) >= RQ_SURE_STEP * RQ_SURE_STEP
     else:
         todo = np.ones((b, n - 1), dtype=bool)
     if todo.any():
-        out[:, 1:][todo] = _nearest(mode)(q[:, 1:][todo], guess[:, :-1][todo])
-    return out, (np.abs(out - guess) > CHAIN_ATOL).any(axis=2)
+        # Only converted samples can differ from the guess.
+        was = guess[:, 1:][todo]
+        now = _nearest(mode)(q[:, 1:][todo], guess[:, :-1][todo])
+        out[:, 1:][todo] = now
+        wrong[:, 1:][todo] = (np.abs(now - was) > CHAIN_ATOL).any(axis=1)
+    return out, wrong
 
 
 def _chain(mode: str, q: np.ndarray, first: np.ndarray) -> np.ndarray:
