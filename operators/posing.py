@@ -8,7 +8,11 @@ own R runs), and behaves like Blender's rotate: the mouse turns the selection ab
 axis around the bones' median point (each bone about its own joint), R again switches to
 trackball, X/Y/Z constrain to the global axis and again to each bone's local axis, typed
 numbers set the angle in degrees (- negates, Backspace deletes), LMB/Enter/Space confirm,
-RMB/Esc cancel, auto-keying keys the changed channels. The rotate gizmo's dials
+RMB/Esc cancel, auto-keying keys the changed channels. Ctrl snaps the mouse's angle to the
+scene's rotation increment (``snap_angle_increment_3d``; with Shift too, the precision
+increment), and when the scene snaps rotations to increments (Snap on, Affect Rotate, Increment)
+Ctrl turns that off instead; Shift makes the mouse turn 10x slower from where it was pressed.
+Typed angles are neither snapped nor slowed. The rotate gizmo's dials
 (``panels/gizmo.py``) start it too, with an axis constraint in the gizmo's orientation (or
 trackball) and confirm on release. Every mouse move writes the bones'
 parameters (ID properties), so the panels, drivers and viewport follow continuously:
@@ -41,6 +45,13 @@ from ..rq_blender.registration import register_classes_factory
 from ..rq_rotation import clamp_swing_ellipse, quat_to_rq, quat_to_swing_twist
 
 TRACKBALL_RADIANS_PER_PIXEL = 0.01
+PRECISION_FACTOR = 0.1  # Shift: the mouse turns the bones 10x slower, as in Blender's transform
+# Blender before 4.2 snapped rotations to fixed steps; these stand in where the scene has no
+# snap_angle_increment_3d(_precision).
+DEFAULT_SNAP_INCREMENT = math.radians(5.0)
+DEFAULT_SNAP_PRECISION = math.radians(1.0)
+CTRL_KEYS = {"LEFT_CTRL", "RIGHT_CTRL"}
+SHIFT_KEYS = {"LEFT_SHIFT", "RIGHT_SHIFT"}
 AXES = {"X": Vector((1.0, 0.0, 0.0)), "Y": Vector((0.0, 1.0, 0.0)), "Z": Vector((0.0, 0.0, 1.0))}
 NUMERIC_KEYS = {
     **{name: str(i) for i, name in enumerate(
@@ -96,6 +107,24 @@ def _lookup(state: BoneState) -> tuple[bpy.types.Object, bpy.types.PoseBone]:
     obj = bpy.data.objects[state.obj_name]
     assert obj.pose is not None
     return obj, obj.pose.bones[state.name]
+
+
+def snap_settings(scene: bpy.types.Scene | None) -> tuple[bool, float, float]:
+    """Whether the scene snaps rotations to increments without Ctrl (Snap on, Affect Rotate,
+    Increment among the snap targets), and its increment and precision increment (radians)."""
+    if scene is None:
+        return False, DEFAULT_SNAP_INCREMENT, DEFAULT_SNAP_PRECISION
+    settings: Any = scene.tool_settings
+    by_default = bool(settings.use_snap and getattr(settings, "use_snap_rotate", True)
+                      and 'INCREMENT' in settings.snap_elements)
+    return (by_default,
+            float(getattr(settings, "snap_angle_increment_3d", DEFAULT_SNAP_INCREMENT)),
+            float(getattr(settings, "snap_angle_increment_3d_precision", DEFAULT_SNAP_PRECISION)))
+
+
+def snap_angle(angle: float, increment: float) -> float:
+    """``angle`` rounded to the nearest multiple of ``increment`` (unchanged if it is not > 0)."""
+    return round(angle / increment) * increment if increment > 0.0 else angle
 
 
 def addon_bones(context: bpy.types.Context) -> list[bpy.types.PoseBone]:
@@ -187,6 +216,10 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
             self.mode, self.axis = self.orient_type, self.constraint_axis
         self.typed = ""
         self.limited = False
+        # Ctrl (snap_invert) and Shift (precise) as last seen; the scene's snapping settings.
+        self.snap_invert, self.precise = bool(event.ctrl), bool(event.shift)
+        self.snap_default, self.snap_increment, self.snap_precision = snap_settings(
+            context.scene)
         cast(Any, context.window_manager).modal_handler_add(self)
         self._update(context)
         return {'RUNNING_MODAL'}
@@ -195,6 +228,9 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
 
     def modal(self, context: bpy.types.Context, event: bpy.types.Event) -> set[Any]:
         kind, pressed = event.type, event.value == 'PRESS'
+        if self._modifiers(event):  # Ctrl or Shift pressed or released: snap at once
+            self._update(context)
+            return {'RUNNING_MODAL'}
         if kind == 'MOUSEMOVE':
             self._mouse_moved(Vector((event.mouse_region_x, event.mouse_region_y)))
         elif (pressed and kind in CONFIRM) or (
@@ -217,12 +253,27 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
         self._update(context)
         return {'RUNNING_MODAL'}
 
+    def _modifiers(self, event: bpy.types.Event) -> bool:
+        """Note Ctrl and Shift; True when this event is one of them pressed or released."""
+        if event.type in CTRL_KEYS | SHIFT_KEYS:
+            held = event.value != 'RELEASE'
+            if event.type in CTRL_KEYS:
+                self.snap_invert = held
+            else:
+                self.precise = held
+            return True
+        self.snap_invert, self.precise = bool(event.ctrl), bool(event.shift)
+        return False
+
     def _mouse_moved(self, mouse: Vector) -> None:
+        """Accumulate the mouse's turn about the pivot (and its travel, for the trackball),
+        10x slower while Shift is held: relative to where it was pressed, as in Blender."""
+        factor = PRECISION_FACTOR if self.precise else 1.0
         before, after = self.mouse - self.pivot, mouse - self.pivot
         if before.length > 1e-3 and after.length > 1e-3:
             turn = math.atan2(after.y, after.x) - math.atan2(before.y, before.x)
-            self.angle += (turn + math.pi) % (2.0 * math.pi) - math.pi
-        self.trackball += mouse - self.mouse
+            self.angle += factor * ((turn + math.pi) % (2.0 * math.pi) - math.pi)
+        self.trackball += factor * (mouse - self.mouse)
         self.mouse = mouse
 
     def _constrain(self, axis: str) -> None:
@@ -242,10 +293,21 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
         except ValueError:
             return None
 
+    def _snap(self, angle: float) -> float:
+        """A mouse angle snapped to the increment when snapping is on (the scene's setting,
+        inverted while Ctrl is held); with Shift, to the precision increment."""
+        if self.snap_default == self.snap_invert:
+            return angle
+        return snap_angle(angle, self.snap_precision if self.precise else self.snap_increment)
+
+    def _mouse_angle(self) -> float:
+        """The mouse's turn about the pivot (counter-clockwise), snapped."""
+        return self._snap(self.angle)
+
     def _trackball_angles(self) -> tuple[float, float]:
-        """Turns about the view's up and right axes from the mouse's travel."""
-        return (self.trackball.x * TRACKBALL_RADIANS_PER_PIXEL,
-                self.trackball.y * TRACKBALL_RADIANS_PER_PIXEL)
+        """Turns about the view's up and right axes from the mouse's travel, snapped."""
+        return (self._snap(self.trackball.x * TRACKBALL_RADIANS_PER_PIXEL),
+                self._snap(self.trackball.y * TRACKBALL_RADIANS_PER_PIXEL))
 
     def _world_delta(self, state: BoneState) -> Quaternion:
         """The world-space rotation to apply to one bone."""
@@ -266,9 +328,9 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
                 return Quaternion(axis, typed)
             # The mouse turns the bone the way it turns on screen, whichever way the axis points.
             sign = -1.0 if axis.dot(into_screen) > 0.0 else 1.0
-            return Quaternion(axis, sign * self.angle)
+            return Quaternion(axis, sign * self._mouse_angle())
         # About the view axis: a positive typed angle turns clockwise on screen, as in Blender.
-        return Quaternion(into_screen, typed if typed is not None else -self.angle)
+        return Quaternion(into_screen, typed if typed is not None else -self._mouse_angle())
 
     def _update(self, context: bpy.types.Context) -> None:
         self.limited = False
@@ -311,7 +373,7 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
             dx, dy = self._trackball_angles()
             angle = f"{math.degrees(dx):.2f}°, {math.degrees(-dy):.2f}°"
         else:
-            angle = f"{math.degrees(-self.angle if typed is None else typed):.2f}°"
+            angle = f"{math.degrees(-self._mouse_angle() if typed is None else typed):.2f}°"
         along = {"VIEW": "", "TRACKBALL": " (trackball)", "GLOBAL": f" along global {self.axis}",
                  "LOCAL": f" along local {self.axis}", "MATRIX": f" along {self.axis}"}[self.mode]
         limit = "  at the joint limits" if self.limited else ""
