@@ -153,7 +153,9 @@ class RQPoseBonePanel:
                 and context.active_pose_bone is not None)
 
 
-class BONE_PT_rq_rotation(RQPoseBonePanel, bpy.types.Panel):
+# (The 5.2 stubs type Panel.poll's context as Optional, "never None": RQPoseBonePanel's poll
+# takes a Context, which is what Blender passes.)
+class BONE_PT_rq_rotation(RQPoseBonePanel, bpy.types.Panel):  # type: ignore[misc]
     """The active bone's RQ or swing/twist rotation, limits and status."""
 
     bl_label = "RQ Rotation"
@@ -169,7 +171,7 @@ class BONE_PT_rq_rotation(RQPoseBonePanel, bpy.types.Panel):
         draw_bone(self.layout, active_pose_bone(context))
 
 
-class VIEW3D_PT_rq_rotation(RQPoseBonePanel, bpy.types.Panel):
+class VIEW3D_PT_rq_rotation(RQPoseBonePanel, bpy.types.Panel):  # type: ignore[misc]
     """The same controls in the sidebar; the mode menu acts on every selected bone."""
 
     bl_label = "RQ Rotation"

@@ -161,11 +161,11 @@ class VIEW3D_GGT_rq_rotate(bpy.types.GizmoGroup):
             if dial.is_modal:  # keep the dragged dial where its drag began
                 continue
             if name in AXIS_INDEX:
-                normal = axes.col[AXIS_INDEX[name]].normalized()
+                normal = axes.transposed()[AXIS_INDEX[name]].normalized()  # a column
                 dial.matrix_basis = Matrix.LocRotScale(
-                    where, normal.to_track_quat('Z', 'Y'), None)
+                    where.to_tuple(), normal.to_track_quat('Z', 'Y'), None)
             else:
-                dial.matrix_basis = Matrix.Translation(where)
+                dial.matrix_basis = Matrix.Translation(where.to_tuple())
             props = dial.target_set_operator(ROTATE)
             props.constraint_axis = constraint
             props.orient_type = kind

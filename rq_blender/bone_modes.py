@@ -125,7 +125,8 @@ def enter_mode(pose_bone: bpy.types.PoseBone, mode: str, values: object) -> None
             if not _has_property(pose_bone, name):
                 _set_property(pose_bone, name, list(default))
     pose_bone.rotation_mode = drivers.DRIVEN_MODE
-    pose_bone.rotation_axis_angle = static_axis_angle(pose_bone, mode)
+    # (A tuple: the 5.2 stubs accept only a bpy_prop_array for the attribute.)
+    setattr(pose_bone, "rotation_axis_angle", static_axis_angle(pose_bone, mode))  # noqa: B010
     drivers.install(pose_bone, drivers.DRIVERS[mode])
     pose_bone.id_data.update_tag()
 

@@ -66,8 +66,9 @@ def store(name: str, pixels: np.ndarray) -> bpy.types.Image:
             bpy.data.images.remove(image)
         image = bpy.data.images.new(name, width, height, alpha=True)
     flat = np.ascontiguousarray(pixels, dtype=np.float32).ravel()
-    # The stubs type Image.pixels as a float.
-    image.pixels.foreach_set(flat)  # type: ignore[attr-defined]
+    # The 4.x stubs type Image.pixels as a float; 5.2's want a Sequence for foreach_set, which
+    # takes any buffer (a float32 array is what makes it fast).
+    image.pixels.foreach_set(flat)  # type: ignore[attr-defined, arg-type]
     image.update()
     return image
 

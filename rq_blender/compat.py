@@ -22,6 +22,9 @@ import bpy
 
 # Slotted actions (``Action.slots``) exist from Blender 4.4.
 SLOTTED_ACTIONS = bpy.app.version >= (4, 4, 0)
+# ``ActionChannelbagFCurves.new`` takes ``group_name`` from Blender 5.0; 4.4 and 4.5 take
+# ``(data_path, index)`` only, and the group is assigned afterwards (``FCurve.group``).
+CHANNELBAG_NEW_TAKES_GROUP = bpy.app.version >= (5, 0, 0)
 # Selection moved from ``Bone.select`` to ``PoseBone.select`` in Blender 5.0.
 POSE_BONE_SELECT = bpy.app.version >= (5, 0, 0)
 
@@ -87,6 +90,11 @@ def channelbag(action: bpy.types.Action, slot: Any, ensure: bool = False) -> FCu
 
 def new_fcurve(owner: FCurveOwner, data_path: str, index: int, group: str) -> bpy.types.FCurve:
     """Create an F-curve in a `channelbag` result, in the channel group ``group``."""
-    if SLOTTED_ACTIONS:
+    if not SLOTTED_ACTIONS:
+        return owner.fcurves.new(data_path, index=index, action_group=group)
+    if CHANNELBAG_NEW_TAKES_GROUP:
         return owner.fcurves.new(data_path, index=index, group_name=group)
-    return owner.fcurves.new(data_path, index=index, action_group=group)
+    fcurve = owner.fcurves.new(data_path, index=index)
+    groups = getattr(owner, "groups")  # noqa: B009 (ActionChannelbag)
+    fcurve.group = groups.get(group) or groups.new(group)
+    return fcurve

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import bpy
 import gpu
@@ -167,7 +167,9 @@ def _shader(name: str) -> Any:
     return cast(Any, gpu.shader).from_builtin(name)
 
 
-def _batch(shader_name: str, kind: str, points: np.ndarray, colours: np.ndarray) -> Any:
+def _batch(
+    shader_name: str, kind: Literal['TRIS', 'LINES'], points: np.ndarray, colours: np.ndarray
+) -> Any:
     """A batch of ``points`` (n, 3) with per-point RGBA ``colours`` (n, 4) for a shader."""
     content: Any = {"pos": points, "color": colours}
     return batch_for_shader(_shader(shader_name), kind, content)
@@ -227,11 +229,13 @@ def register() -> None:
     cast(Any, bpy.types.WindowManager).rq_overlay = cast(Any, PointerProperty)(
         type=RQ_OverlaySettings)
     _handle.append(bpy.types.SpaceView3D.draw_handler_add(draw, (), 'WINDOW', 'POST_VIEW'))
-    bpy.types.VIEW3D_PT_overlay_bones.append(draw_overlay_popover)
+    # Blender calls appended draw functions as (panel, context); the 5.2 stubs declare
+    # (context) alone.
+    cast(Any, bpy.types.VIEW3D_PT_overlay_bones).append(draw_overlay_popover)
 
 
 def unregister() -> None:
-    bpy.types.VIEW3D_PT_overlay_bones.remove(draw_overlay_popover)
+    cast(Any, bpy.types.VIEW3D_PT_overlay_bones).remove(draw_overlay_popover)
     while _handle:
         bpy.types.SpaceView3D.draw_handler_remove(_handle.pop(), 'WINDOW')
     del cast(Any, bpy.types.WindowManager).rq_overlay

@@ -2,16 +2,15 @@
 """The outer test runner: one pytest session, one summary line, every layer.
 
 - ``tests/core`` and ``tests/static`` run here, in the development environment.
-- ``tests/blender`` runs inside real Blender: the bpy wheels of Blender 4.2 LTS and 5.0,
-  each in its own virtual environment (``.venvs/bpy-4.2``, ``.venvs/bpy-5.0``, made by
-  ``bash dev.sh test``). The two suites run side by side in subprocesses with the
-  ``blender_harness`` plugin; each inner test comes back as an item of this session named
-  ``test_name[bpy-5.0]``, passing, failing (with Blender's traceback) or skipping as it did
-  inside Blender.
+- ``tests/blender`` runs inside real Blender: the bpy wheels of Blender 4.2 (the manifest's
+  minimum), 4.5 LTS and 5.2 LTS, each in its own virtual environment (``.venvs/bpy-4.2`` ...,
+  made by ``bash dev.sh test``); ``RQ_BLENDER_VERSIONS`` (space-separated, set by ``dev.sh``)
+  chooses others. The suites run side by side in subprocesses with the ``blender_harness``
+  plugin; each inner test comes back as an item of this
+  session named ``test_name[bpy-5.2]``, passing, failing (with Blender's traceback) or
+  skipping as it did inside Blender. Options such as ``-k`` and node ids are passed on.
 
-To run one Blender suite by hand:
-``PYTHONPATH=tests/blender .venvs/bpy-5.0/bin/python -m pytest -p blender_harness
---confcutdir=tests/blender tests/blender``.
+One Blender suite: ``bash dev.sh test blender 4.5 [pytest args]``.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parents[1]
 VENVS = pathlib.Path(os.environ.get("RQ_VENVS", REPO / ".venvs"))
 BLENDER_TESTS = REPO / "tests" / "blender"
-BLENDER_VERSIONS = ("4.2", "5.0")
+BLENDER_VERSIONS = tuple(os.environ.get("RQ_BLENDER_VERSIONS", "4.2 4.5 5.2").split())
 # A whole Blender suite must finish well inside CI's 90 minutes.
 SUITE_TIMEOUT_S = 40 * 60
 
@@ -42,7 +41,7 @@ class InnerResult:
 class BlenderSuite:
     """One run of ``tests/blender`` inside one Blender version, started on demand."""
 
-    def __init__(self, version: str, log_dir: pathlib.Path):
+    def __init__(self, version: str, log_dir: pathlib.Path, selection: list[str]):
         self.version = version
         self.python = VENVS / f"bpy-{version}" / "bin" / "python"
         self.junit = log_dir / f"blender-{version}.xml"
@@ -50,6 +49,7 @@ class BlenderSuite:
         self.process: subprocess.Popen[bytes] | None = None
         self.results: dict[str, dict[str, InnerResult]] | None = None
         self.problem = ""
+        self.selection = selection  # pytest arguments choosing the inner tests
 
     @property
     def available(self) -> bool:
@@ -60,7 +60,7 @@ class BlenderSuite:
             return
         env = dict(os.environ, PYTHONPATH=str(BLENDER_TESTS), PYTHONDONTWRITEBYTECODE="1")
         command = [
-            str(self.python), "-m", "pytest", str(BLENDER_TESTS),
+            str(self.python), "-m", "pytest", *self.selection,
             "-p", "blender_harness", "-p", "no:cacheprovider",
             f"--confcutdir={BLENDER_TESTS}", f"--rootdir={BLENDER_TESTS}", "-o", "addopts=",
             f"--junitxml={self.junit}", "-q",
@@ -119,12 +119,14 @@ class BlenderModule(pytest.File):
         for version, suite in suites.items():
             tag = f"bpy-{version}"
             if not suite.available:
+                problem = f"no {suite.python}: `bash dev.sh test blender {version}` makes it"
                 yield BlenderItem.from_parent(
-                    self, name=f"[{tag}]",
-                    result=InnerResult("skipped", f"no {suite.python}: run `bash dev.sh test`"),
+                    self, name=f"[{tag}]", result=InnerResult("failed", problem, problem)
                 )
                 continue
             results = suite.wait().get(self.path.name)
+            if not results and suite.selection != [str(BLENDER_TESTS)]:
+                continue  # a narrowed run chose nothing from this file
             if not results:
                 problem = suite.problem or f"Blender {version} collected no test from this file"
                 yield BlenderItem.from_parent(
@@ -168,7 +170,23 @@ SUITES_KEY = pytest.StashKey[dict[str, BlenderSuite]]()
 def pytest_configure(config: pytest.Config) -> None:
     log_dir = REPO / "build" / "test-logs"
     log_dir.mkdir(parents=True, exist_ok=True)
-    config.stash[SUITES_KEY] = {v: BlenderSuite(v, log_dir) for v in BLENDER_VERSIONS}
+    selection = _inner_selection(config)
+    config.stash[SUITES_KEY] = {
+        v: BlenderSuite(v, log_dir, selection) for v in BLENDER_VERSIONS
+    }
+
+
+def _inner_selection(config: pytest.Config) -> list[str]:
+    """The outer session's choice of Blender tests, as arguments for the inner runs: the
+    paths and node ids under ``tests/blender`` (all of it when none is named), and ``-k``."""
+    paths = []
+    for argument in config.args:
+        path, _, node = argument.partition("::")
+        resolved = pathlib.Path(config.invocation_params.dir, path).resolve()
+        if resolved == BLENDER_TESTS or BLENDER_TESTS in resolved.parents:
+            paths.append(str(resolved) + (f"::{node}" if node else ""))
+    keyword = ["-k", config.option.keyword] if config.option.keyword else []
+    return (paths or [str(BLENDER_TESTS)]) + keyword
 
 
 def pytest_pycollect_makemodule(module_path: pathlib.Path, parent):
@@ -190,9 +208,9 @@ def _layer(nodeid: str) -> str:
     layer = parts[1] if parts[0] == "tests" and len(parts) > 2 else parts[0]
     if layer != "blender":
         return layer
-    version = "bpy-4.2" if "bpy-4.2" in nodeid else "bpy-5.0"
+    version = nodeid.rsplit("bpy-", 1)[-1].rstrip("]")
     kind = "packaging" if "test_packaging.py" in nodeid else "blender"
-    return f"{kind} [{version}]"
+    return f"{kind} [bpy-{version}]"
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:

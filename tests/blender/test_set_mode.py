@@ -56,6 +56,20 @@ def test_each_native_mode_to_rq_is_exact_at_keys_and_removes_old_curves(addon, s
         assert [p.co[0] for p in fcurve.keyframe_points] == list(FRAMES)
 
 
+@pytest.mark.parametrize("target", ["RQ", "SWING_TWIST", "QUATERNION"])
+def test_converted_curves_are_grouped_by_bone(addon, target):
+    """Channel groups are made differently on each release (``action_group`` on 4.2/4.3, an
+    assigned ``FCurve.group`` on 4.4/4.5, ``group_name`` from 5.0): each bone's new curves
+    land in the group named after it, as Blender's own keying does."""
+    obj = _keyed_rig("XYZ" if target == "QUATERNION" else "QUATERNION")
+    assert _set_mode(mode=target, strategy="KEYS") == {"FINISHED"}
+    fcurves = rigs.fcurves_of(obj)
+    assert len(fcurves) == 2 * (4 if target == "QUATERNION" else 3)
+    for fcurve in fcurves:
+        bone = fcurve.data_path.split('"')[1]
+        assert fcurve.group is not None and fcurve.group.name == bone, fcurve.data_path
+
+
 @pytest.mark.parametrize("target", NATIVE)
 def test_rq_round_trip_to_each_native_mode_every_frame(addon, target):
     obj = _keyed_rig("XYZ", seed=3)

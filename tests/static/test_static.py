@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Static checks: ruff over the whole tree, and a type check of the bpy-side code against
-the API stubs of both supported Blender versions (fake-bpy-module 4.2 and 5.0), so code
-that exists in only one of the two APIs is caught."""
+the API stubs of the tested Blender versions (fake-bpy-module 4.2, 4.5 and 5.2), so code
+that exists in only some of those APIs is caught."""
 
 import os
 import pathlib
@@ -22,7 +22,7 @@ def test_ruff_is_clean():
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-@pytest.mark.parametrize("version", ["4.2", "5.0"])
+@pytest.mark.parametrize("version", ["4.2", "4.5", "5.2"])
 def test_bpy_side_type_checks(version, tmp_path):
     python = VENVS / f"types-{version}" / "bin" / "python"
     if not python.exists():
