@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import bpy
 from bpy.props import EnumProperty, FloatProperty
 
-from ..rq_blender import bone_modes, conversion, parameter_curves, progress
+from ..rq_blender import bone_modes, conversion, parameter_curves, progress, transaction
 from ..rq_blender.registration import register_classes_factory
 
 if TYPE_CHECKING:
@@ -111,11 +111,16 @@ class POSE_OT_rq_bake(bpy.types.Operator):
         bones = sum(len(p) for _, p in plans)
         keys = 0
         done = 0
-        with progress.progress(context, bones) as update:
-            for obj, object_plans in plans:
-                scaled = partial(_progress, update, done, len(object_plans))
-                keys += conversion.apply_plan(obj, object_plans, tolerance, scaled)
-                done += len(object_plans)
+        touched = [(obj, plan.name) for obj, object_plans in plans for plan in object_plans]
+        try:
+            with transaction.all_or_nothing(touched), \
+                    progress.progress(context, bones) as update:
+                for obj, object_plans in plans:
+                    scaled = partial(_progress, update, done, len(object_plans))
+                    keys += conversion.apply_plan(obj, object_plans, tolerance, scaled)
+                    done += len(object_plans)
+        except Exception as error:
+            return transaction.report_failure(self, error)
         animated = sum(1 for _, p in plans for plan in p if plan.tracks)
         self.report(
             {'INFO'},

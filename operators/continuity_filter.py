@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import bpy
 
-from ..rq_blender import key_continuity, parameter_curves, progress
+from ..rq_blender import key_continuity, parameter_curves, progress, transaction
 from ..rq_blender.registration import register_classes_factory
 
 if TYPE_CHECKING:
@@ -40,13 +40,17 @@ class POSE_OT_rq_continuity_filter(bpy.types.Operator):
             return {'CANCELLED'}
         changed = 0
         changed_bones: set[tuple[str, str]] = set()
-        with progress.progress(context, len(targets)) as update:
-            for done, curves in enumerate(targets):
-                count = key_continuity.apply_filter(curves)
-                if count:
-                    changed += count
-                    changed_bones.add((curves.obj.name_full, curves.bone_name))
-                update(done + 1)
+        try:
+            with transaction.all_or_nothing((c.obj, c.bone_name) for c in targets), \
+                    progress.progress(context, len(targets)) as update:
+                for done, curves in enumerate(targets):
+                    count = key_continuity.apply_filter(curves)
+                    if count:
+                        changed += count
+                        changed_bones.add((curves.obj.name_full, curves.bone_name))
+                    update(done + 1)
+        except Exception as error:
+            return transaction.report_failure(self, error)
         if changed:
             bones = len(changed_bones)
             self.report(

@@ -96,12 +96,6 @@ def _parameters(pose_bone: bpy.types.PoseBone, mode: str) -> dict[str, Any]:
             for name, size in bone_modes.PARAMETERS[mode]}
 
 
-def _write(pose_bone: bpy.types.PoseBone, values: dict[str, Any]) -> None:
-    stored: Any = pose_bone
-    for name, value in values.items():
-        stored[name] = value
-
-
 def _lookup(state: BoneState) -> tuple[bpy.types.Object, bpy.types.PoseBone]:
     """The bone's object and pose bone, looked up by name (never kept across events)."""
     obj = bpy.data.objects[state.obj_name]
@@ -335,7 +329,7 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
     def _update(self, context: bpy.types.Context) -> None:
         self.limited = False
         for state in self.bones:
-            obj, pose_bone = _lookup(state)
+            _, pose_bone = _lookup(state)
             delta = state.joint.inverted() @ self._world_delta(state) @ state.joint
             rotation = state.basis @ delta
             if state.mode == "RQ":
@@ -346,8 +340,7 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
                 location, _, scale = state.start["matrix_basis"].decompose()
                 pose_bone.matrix_basis = Matrix.LocRotScale(location, rotation, scale)
                 continue
-            _write(pose_bone, state.last)
-            obj.update_tag()
+            bone_modes.write_parameters(pose_bone, state.last)
         self._header(context)
 
     @staticmethod
@@ -393,7 +386,7 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
             obj, pose_bone = _lookup(state)
             if not confirm:
                 if state.mode in bone_modes.ADDON_MODES:
-                    _write(pose_bone, state.start)
+                    bone_modes.write_parameters(pose_bone, state.start)
                 else:
                     pose_bone.matrix_basis = state.start["matrix_basis"]
             elif auto_key:

@@ -17,7 +17,7 @@ import numpy as np
 from bpy.props import FloatProperty
 
 from .. import rq_rotation as rq
-from ..rq_blender import animdata, bone_modes, parameter_curves
+from ..rq_blender import animdata, bone_modes, parameter_curves, transaction
 from ..rq_blender.registration import register_classes_factory
 
 if TYPE_CHECKING:
@@ -95,9 +95,12 @@ class POSE_OT_rq_reparameterize(bpy.types.Operator):
         if not candidates:
             self.report({'WARNING'}, "No selected bone is in RQ or swing/twist mode")
             return {'CANCELLED'}
-        for obj, pose_bone, name, new in changes:
-            pose_bone[name] = new
-            obj.update_tag()  # drivers read ID properties set from Python only after this
+        try:
+            with transaction.all_or_nothing((obj, pb.name) for obj, pb, _, _ in changes):
+                for _, pose_bone, name, new in changes:
+                    bone_modes.write_parameters(pose_bone, {name: new})
+        except Exception as error:
+            return transaction.report_failure(self, error)
         notes = []
         if animated:
             notes.append(

@@ -7,7 +7,7 @@ import bpy
 from bpy.props import EnumProperty, FloatProperty
 
 from .. import preferences
-from ..rq_blender import compat, conversion, progress
+from ..rq_blender import compat, conversion, progress, transaction
 from ..rq_blender.registration import register_classes_factory
 
 MODE_ITEMS = (
@@ -112,8 +112,12 @@ class POSE_OT_rq_set_mode(bpy.types.Operator):
         if not plans:
             self.report({'INFO'}, f"All selected bones are already in {self.mode} mode")
             return {'CANCELLED'}
-        with progress.progress(context, 1.0) as update:
-            conversion.apply_plan(obj, plans, self.tolerance, update)
+        try:
+            with transaction.all_or_nothing((obj, plan.name) for plan in plans), \
+                    progress.progress(context, 1.0) as update:
+                conversion.apply_plan(obj, plans, self.tolerance, update)
+        except Exception as error:
+            return transaction.report_failure(self, error)
         keyed = sum(1 for plan in plans if plan.tracks)
         message = (
             f"Switched {len(plans)} bone{'s' * (len(plans) != 1)} to {self.mode} "

@@ -11,7 +11,15 @@ import bpy
 import numpy as np
 from bpy.props import BoolProperty, EnumProperty, FloatProperty
 
-from ..rq_blender import animdata, bone_modes, conversion, parameter_curves, progress, spline_keys
+from ..rq_blender import (
+    animdata,
+    bone_modes,
+    conversion,
+    parameter_curves,
+    progress,
+    spline_keys,
+    transaction,
+)
 from ..rq_blender.registration import register_classes_factory
 
 if TYPE_CHECKING:
@@ -89,13 +97,20 @@ class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
         return sum(len(p) for _, p in plans)
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
+        # What the conversion may switch (the selected bones) and what the spline rewrites.
+        touched = parameter_curves.selected_pose_bones(context) + [
+            (c.obj, c.bone_name) for c in parameter_curves.target_parameters(context, PARAMETERS)
+        ]
+        try:
+            with transaction.all_or_nothing(touched):
+                return self._interpolate(context)
+        except Exception as error:
+            return transaction.report_failure(self, error)
+
+    def _interpolate(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         converted = 0
         if self.convert_native and not parameter_curves.in_graph_editor(context):
-            try:
-                converted = self._convert(context)
-            except (ValueError, KeyError) as error:
-                self.report({'ERROR'}, f"Nothing changed: {error}")
-                return {'CANCELLED'}
+            converted = self._convert(context)
         minimum = 3 if self.kind == 'BSPLINE' else 2
         targets = parameter_curves.target_parameters(context, PARAMETERS)
         usable = [c for c in targets if len(c.key_times()) >= minimum]

@@ -148,6 +148,16 @@ def leave_mode(pose_bone: bpy.types.PoseBone, native_mode: str) -> None:
     pose_bone.id_data.update_tag()
 
 
+def write_parameters(pose_bone: bpy.types.PoseBone, values: dict[str, Any]) -> None:
+    """Store new values of existing parameter properties (``{"rq_vector": [x, y, z]}``, a
+    float for ``rq_twist``) and tag the armature: drivers read ID properties set from Python
+    only after that."""
+    stored: Any = pose_bone
+    for name, value in values.items():
+        stored[name] = value
+    pose_bone.id_data.update_tag()
+
+
 def joint_limits(
     pose_bone: bpy.types.PoseBone,
 ) -> tuple[tuple[float, float], tuple[float, float]]:

@@ -88,8 +88,13 @@ def channelbag(action: bpy.types.Action, slot: Any, ensure: bool = False) -> FCu
     return strip.channelbag(slot, ensure=True)
 
 
-def new_fcurve(owner: FCurveOwner, data_path: str, index: int, group: str) -> bpy.types.FCurve:
-    """Create an F-curve in a `channelbag` result, in the channel group ``group``."""
+def new_fcurve(
+    owner: FCurveOwner, data_path: str, index: int, group: str | None
+) -> bpy.types.FCurve:
+    """Create an F-curve in a `channelbag` result, in the channel group ``group`` (created if
+    missing; ``None``: no group)."""
+    if group is None:
+        return owner.fcurves.new(data_path, index=index)
     if not SLOTTED_ACTIONS:
         return owner.fcurves.new(data_path, index=index, action_group=group)
     if CHANNELBAG_NEW_TAKES_GROUP:

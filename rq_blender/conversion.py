@@ -509,6 +509,7 @@ class Track:
     """The converted keys of one bone in one action (not yet written)."""
 
     use: animdata.ActionUse
+    group: str  # the channel group of the new F-curves: the source curves' own
     times: np.ndarray  # (n,) frames, action time
     values: np.ndarray  # (n, k) target channel values
     # (n,) fcurve_math codes (KEYS); None for SAMPLED tracks: BEZIER keys, reducible.
@@ -644,24 +645,26 @@ def plan_conversion(
             else:
                 times = np.arange(math.floor(keys[0]), math.ceil(keys[-1]) + 1, dtype=np.float64)
                 interpolation = None
-            sources.append((plan, use, times, interpolation, evaluate))
+            group = next((c.fcurve.group.name for c in channels
+                          if c is not None and c.fcurve.group is not None), name)
+            sources.append((plan, use, group, times, interpolation, evaluate))
     if not plans:
         return plans
     static_quats = _quats_by_mode([source for source, _ in statics], [v for _, v in statics])
     # The source at its own times, converted in one call per source mode: a source keyed
     # densely enough (every frame) needs nothing more (`refine_grid`).
-    at_times = [evaluate(times) for _, _, times, _, evaluate in sources]
+    at_times = [evaluate(times) for *_, times, _, evaluate in sources]
     at_quats = _quats_by_mode([line[0].source for line in sources], at_times)
-    dense = _dense_enough([line[0].source for line in sources], [line[2] for line in sources],
+    dense = _dense_enough([line[0].source for line in sources], [line[3] for line in sources],
                           at_times, at_quats)
-    for (plan, use, times, interpolation, evaluate), values, q, done in zip(
+    for (plan, use, group, times, interpolation, evaluate), values, q, done in zip(
         sources, at_times, at_quats, dense, strict=True
     ):
         if done:
             on_times = np.ones(len(times), dtype=bool)
         else:
             _, on_times, values, q = refine_grid(plan.source, times, evaluate, (values, q))
-        lines.append((plan, use, times, interpolation, values, q, on_times))
+        lines.append((plan, use, group, times, interpolation, values, q, on_times))
     current = continuous_values(
         target,
         np.stack(static_quats)[:, None],
@@ -679,16 +682,16 @@ def plan_conversion(
     padded = np.stack(
         [np.concatenate([q, np.repeat(q[-1:], length - len(q), 0)]) for *_, q, _ in lines]
     )
-    starts = np.stack([rotation_vectors(line[0].source, line[4][0]) for line in lines])
+    starts = np.stack([rotation_vectors(line[0].source, line[5][0]) for line in lines])
     converted = continuous_values(target, padded, starts)
     for line, values in zip(lines, converted, strict=True):
-        plan, use, times, interpolation, _, q, on_times = line
+        plan, use, group, times, interpolation, _, q, on_times = line
         quats = q[on_times]
         stored, moved = fits[plan.name][0](values[: len(q)][on_times])
         if moved.any():
             quats[moved] = values_to_quat(target, stored[moved])
             plan.limited_keys += int(moved.sum())
-        plan.tracks.append(Track(use, times, stored, interpolation, quats))
+        plan.tracks.append(Track(use, group, times, stored, interpolation, quats))
     return plans
 
 
@@ -747,7 +750,7 @@ def _write_track(
         for index in range(size):
             written.append(
                 animdata.write_keys(
-                    owner, path, index, bone, times, values[:, column], interpolation
+                    owner, path, index, track.group, times, values[:, column], interpolation
                 )
             )
             column += 1
@@ -837,25 +840,40 @@ def widen_limits(
     return changed
 
 
+def _remove_source_curves(
+    uses: Sequence[animdata.ActionUse], plan: BonePlan, which: Callable[[str], bool]
+) -> None:
+    """Remove the bone's source-mode F-curves whose data path ``which`` accepts, in every
+    action."""
+    for use in uses:
+        owner = animdata.fcurve_owner(use)
+        for prop, size in layout(plan.source):
+            path = animdata.bone_data_path(plan.name, prop)
+            if which(path):
+                animdata.remove_fcurves(owner, path, size)
+
+
 def apply_plan(
     obj: bpy.types.Object,
     plans: Sequence[BonePlan],
     tolerance: float = 0.0,
     progress: Callable[[float], None] | None = None,
 ) -> int:
-    """Switch the planned bones: remove the old rotation F-curves from every action, change the
-    mode (keeping the current pose) and write the new keys (reduced within ``tolerance``
-    radians for tracks planned with the SAMPLED strategy). Swing/twist bones whose limits
-    restrict nothing get them widened to cover the new curves (`widen_limits`, sets
-    ``plan.widened``), so the drivers' clamp never changes the animation. Returns the
-    number of keys written per channel, summed over tracks."""
+    """Switch the planned bones: change the mode (keeping the current pose), write the new
+    keys (reduced within ``tolerance`` radians for tracks planned with the SAMPLED strategy)
+    into the old curves' channel group, then remove the old rotation F-curves from every
+    action. New before old: the group never empties, so it keeps its place in the channel
+    list (Blender 4.4+ drops an empty group). Only an Euler-to-Euler switch, whose old and
+    new curves share a data path, removes the old ones first (their modifiers and flags
+    belong to the old order). Swing/twist bones whose limits restrict nothing
+    get them widened to cover the new curves (`widen_limits`, sets ``plan.widened``), so the
+    drivers' clamp never changes the animation. Returns the number of keys written per
+    channel, summed over tracks."""
     uses = animdata.actions_of(obj)
     total = 0
     for done, plan in enumerate(plans):
-        for use in uses:
-            owner = animdata.fcurve_owner(use)
-            for prop, size in layout(plan.source):
-                animdata.remove_fcurves(owner, animdata.bone_data_path(plan.name, prop), size)
+        new_paths = {animdata.bone_data_path(plan.name, prop) for prop, _ in layout(plan.target)}
+        _remove_source_curves(uses, plan, lambda path: path in new_paths)
         pose_bone = obj.pose.bones[plan.name]
         _switch_mode(pose_bone, plan)
         written: list[bpy.types.FCurve] = []
@@ -872,6 +890,7 @@ def apply_plan(
             written.extend(fcurves)
         if plan.target == "SWING_TWIST" and plan.unlimited:
             plan.widened = widen_limits(pose_bone, written, plan.static)
+        _remove_source_curves(uses, plan, lambda path: path not in new_paths)
         if progress is not None:
             progress((done + 1) / len(plans))
     obj.update_tag()

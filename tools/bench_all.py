@@ -2,8 +2,8 @@
 """``bash dev.sh bench``: run every benchmark and write the table into README.md.
 
 Each benchmark in ``benchmarks/`` runs in the environments it needs (the core against scipy
-with the newest numpy, and inside the Blender 5.0 wheel with Blender's numpy and mathutils;
-the Blender benchmarks in both 4.2 and 5.0) and
+with the newest numpy, and inside the Blender 5.2 wheel with its numpy and mathutils; the
+Blender benchmarks in the two LTS releases users run, 4.5 and 5.2) and
 exposes ``readme_rows()``: a list of ``{measurement, ours, peer, ratio, target}`` strings,
 every ratio measured against its peer in the same run. The table replaces the text between
 the ``<!-- benchmarks:begin -->`` and ``<!-- benchmarks:end -->`` markers in the README.
@@ -27,10 +27,10 @@ MARK = "README_ROWS "
 
 # (benchmark module, the environments in .venvs/ it runs in)
 BENCHMARKS = (
-    ("bench_core", ("dev", "bpy-5.0")),
-    ("bench_playback", ("bpy-4.2", "bpy-5.0")),
-    ("bench_convert", ("bpy-4.2", "bpy-5.0")),
-    ("bench_operators", ("bpy-4.2", "bpy-5.0")),
+    ("bench_core", ("dev", "bpy-5.2")),
+    ("bench_playback", ("bpy-4.5", "bpy-5.2")),
+    ("bench_convert", ("bpy-4.5", "bpy-5.2")),
+    ("bench_operators", ("bpy-4.5", "bpy-5.2")),
 )
 
 # The benchmark module first: the Blender ones set Blender's user folder before bpy starts;

@@ -1,0 +1,407 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""All or nothing: an operator that fails leaves the user's data exactly as it was.
+
+The operators plan and validate before their first write, but a write can still fail (an API
+error, a bug, data found bad late). `all_or_nothing` records, before the first write, every
+piece of a bone's rotation state an operator may change, and writes it all back when the
+block raises:
+
+- the pose bone: ``rotation_mode``, the quaternion, Euler and axis-angle values, and every ID
+  property with its UI data (``id_properties_ui``) and library-override flag;
+- the bone's F-curves in every action animating the object (`animdata.actions_of`): keys
+  (co, handles, handle types, interpolation, easing and its parameters, key type, selection),
+  extrapolation, modifiers, channel group and flags (mute, lock, hide, select, colour,
+  auto-smoothing);
+- the drivers on the bone's properties: the same, plus the driver's type, expression,
+  ``use_self``, variables with their targets, and ``is_valid``.
+
+F-curves and drivers the block created are removed, removed ones are created again, and
+changed ones are rewritten in place; channel groups the block created are removed. The
+record is Python data read in bulk (``foreach_get``), so it costs one read of the bones'
+curves; it is only written back on failure.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import bpy
+import numpy as np
+
+from . import animdata, compat
+
+# Keyframe attributes read and written in bulk, with the numpy type foreach_get needs.
+KEY_ATTRIBUTES: tuple[tuple[str, Any, int], ...] = (
+    ("co", np.float32, 2),
+    ("handle_left", np.float32, 2),
+    ("handle_right", np.float32, 2),
+    ("handle_left_type", np.int32, 1),
+    ("handle_right_type", np.int32, 1),
+    ("interpolation", np.int32, 1),
+    ("easing", np.int32, 1),
+    ("back", np.float32, 1),
+    ("amplitude", np.float32, 1),
+    ("period", np.float32, 1),
+    ("type", np.int32, 1),
+    ("select_control_point", bool, 1),
+    ("select_left_handle", bool, 1),
+    ("select_right_handle", bool, 1),
+)
+FCURVE_ATTRIBUTES = ("extrapolation", "color_mode", "color", "select", "lock", "mute", "hide",
+                     "auto_smoothing")
+DRIVER_ATTRIBUTES = ("type", "expression", "use_self")
+ROTATION_ATTRIBUTES = ("rotation_quaternion", "rotation_euler", "rotation_axis_angle")
+
+
+@dataclass
+class CurveRecord:
+    """One F-curve (of an action or a driver) as plain data."""
+
+    data_path: str
+    index: int
+    group: str | None
+    attributes: dict[str, Any]
+    keys: dict[str, np.ndarray]
+    modifiers: list[tuple[str, dict[str, Any], list[tuple[float, float, float]]]]
+    driver: dict[str, Any] | None = None
+
+
+@dataclass
+class OwnerRecord:
+    """The recorded curves of some bones in one F-curve owner (a channelbag, an action
+    before 4.4, or the object's drivers)."""
+
+    owner: Any
+    curves: dict[tuple[str, int], CurveRecord] = field(default_factory=dict)
+    groups: set[str] = field(default_factory=set)
+    # Every curve of the owner in channel-list order, with its group: (path, index, group).
+    order: list[tuple[str, int, str | None]] = field(default_factory=list)
+
+
+@dataclass
+class BoneRecord:
+    name: str
+    rotation_mode: str
+    rotation: dict[str, tuple[float, ...]]
+    # name -> (value, UI data or None, library-overridable)
+    properties: dict[str, tuple[Any, dict[str, Any] | None, bool]]
+
+
+@dataclass
+class ObjectRecord:
+    obj: bpy.types.Object
+    prefixes: tuple[str, ...]  # data-path prefixes of the recorded bones
+    had_animation_data: bool
+    bones: list[BoneRecord]
+    owners: list[OwnerRecord]  # the actions' channelbags
+    drivers: OwnerRecord | None
+
+
+@contextmanager
+def all_or_nothing(bones: Iterable[tuple[bpy.types.Object, str]]) -> Iterator[None]:
+    """Restore the rotation state of ``bones`` (``(object, bone name)`` pairs) if the block
+    raises; the exception propagates after the restore."""
+    by_object: dict[str, tuple[bpy.types.Object, set[str]]] = {}
+    for obj, name in bones:
+        by_object.setdefault(obj.name_full, (obj, set()))[1].add(name)
+    records = [_record_object(obj, sorted(names)) for obj, names in by_object.values()]
+    try:
+        yield
+    except BaseException:
+        for record in records:
+            _restore_object(record)
+        raise
+
+
+def report_failure(operator: bpy.types.Operator, error: BaseException) -> set[Any]:
+    """Report a failed operator (its data already restored) and return ``{'CANCELLED'}``.
+
+    Expected refusals (ValueError, KeyError) read as the message alone; anything else is a
+    bug, whose traceback goes to the console for the bug report.
+    """
+    if not isinstance(error, (ValueError, KeyError)):
+        traceback.print_exception(error, file=sys.stderr)
+    text = error.args[0] if isinstance(error, KeyError) and error.args else error
+    operator.report({'ERROR'}, f"Nothing changed: {text}")
+    return {'CANCELLED'}
+
+
+# -- recording ----------------------------------------------------------------------------
+
+
+def _prefix(bone_name: str) -> str:
+    return f'pose.bones["{bpy.utils.escape_identifier(bone_name)}"]'
+
+
+def _owned(data_path: str, prefixes: tuple[str, ...]) -> bool:
+    return any(data_path.startswith(p) and data_path[len(p)] in '.[' for p in prefixes
+               if len(data_path) > len(p))
+
+
+def _record_object(obj: bpy.types.Object, names: list[str]) -> ObjectRecord:
+    prefixes = tuple(_prefix(name) for name in names)
+    owners = []
+    for use in animdata.actions_of(obj):
+        owner = animdata.fcurve_owner(use)
+        if owner is not None:
+            owners.append(_record_owner(owner, prefixes))
+    anim = obj.animation_data
+    return ObjectRecord(
+        obj=obj,
+        prefixes=prefixes,
+        had_animation_data=anim is not None,
+        bones=[_record_bone(obj.pose.bones[name]) for name in names],
+        owners=owners,
+        drivers=None if anim is None else _record_owner(anim.drivers, prefixes, drivers=True),
+    )
+
+
+def _record_owner(owner: Any, prefixes: tuple[str, ...], drivers: bool = False) -> OwnerRecord:
+    collection = owner if drivers else owner.fcurves
+    record = OwnerRecord(owner)
+    if not drivers:
+        record.groups = {group.name for group in getattr(owner, "groups")}  # noqa: B009
+    for fcurve in collection:
+        if not drivers:
+            group = fcurve.group
+            record.order.append((fcurve.data_path, fcurve.array_index,
+                                 None if group is None else group.name))
+        if _owned(fcurve.data_path, prefixes):
+            record.curves[(fcurve.data_path, fcurve.array_index)] = _record_curve(fcurve)
+    return record
+
+
+def _record_curve(fcurve: bpy.types.FCurve) -> CurveRecord:
+    points = fcurve.keyframe_points
+    n = len(points)
+    keys = {}
+    for name, dtype, width in KEY_ATTRIBUTES:
+        array = np.empty(n * width, dtype=dtype)
+        points.foreach_get(name, array)
+        keys[name] = array
+    driver = None
+    if fcurve.driver is not None:
+        d = fcurve.driver
+        driver = {name: getattr(d, name) for name in DRIVER_ATTRIBUTES}
+        driver["is_valid"] = d.is_valid
+        driver["variables"] = [
+            (v.name, v.type, [_properties(t) for t in v.targets]) for v in d.variables
+        ]
+    return CurveRecord(
+        data_path=fcurve.data_path,
+        index=fcurve.array_index,
+        group=None if fcurve.group is None else fcurve.group.name,
+        attributes={name: _plain(getattr(fcurve, name)) for name in FCURVE_ATTRIBUTES},
+        keys=keys,
+        modifiers=[
+            (m.type, _properties(m),
+             [(p.frame, p.min, p.max) for p in getattr(m, "control_points", ())])
+            for m in fcurve.modifiers
+        ],
+        driver=driver,
+    )
+
+
+def _properties(struct: Any) -> dict[str, Any]:
+    """The writable, non-pointer RNA properties of ``struct`` (a modifier, a driver target),
+    in RNA order."""
+    out = {}
+    for prop in struct.bl_rna.properties:
+        if prop.identifier == "rna_type" or prop.is_readonly or prop.type in (
+            'POINTER', 'COLLECTION'
+        ):
+            if prop.identifier == "id":  # a driver target's ID (a pointer, writable)
+                out["id"] = struct.id
+            continue
+        out[prop.identifier] = _plain(getattr(struct, prop.identifier))
+    return out
+
+
+def _plain(value: Any) -> Any:
+    """RNA arrays as tuples; everything else as it is."""
+    if hasattr(value, "__len__") and not isinstance(value, str):
+        return tuple(value)
+    return value
+
+
+def _record_bone(pose_bone: bpy.types.PoseBone) -> BoneRecord:
+    properties = {}
+    for key in list(pose_bone.keys()):  # an ID-property view, not a dict
+        value = pose_bone[key]
+        plain = value.to_dict() if hasattr(value, "to_dict") else (
+            value.to_list() if hasattr(value, "to_list") else value)
+        ui = None
+        if isinstance(plain, (int, float, str, list)) and not isinstance(plain, bool):
+            ui = pose_bone.id_properties_ui(key).as_dict()
+        overridable = pose_bone.is_property_overridable_library(f'["{key}"]')
+        properties[key] = (plain, ui, overridable)
+    return BoneRecord(
+        name=pose_bone.name,
+        rotation_mode=pose_bone.rotation_mode,
+        rotation={name: tuple(getattr(pose_bone, name)) for name in ROTATION_ATTRIBUTES},
+        properties=properties,
+    )
+
+
+# -- restoring ----------------------------------------------------------------------------
+
+
+def _restore_object(record: ObjectRecord) -> None:
+    obj = record.obj
+    for bone in record.bones:
+        _restore_bone(obj.pose.bones[bone.name], bone)
+    for owner in record.owners:
+        _restore_owner(owner, record.prefixes, drivers=False)
+    anim = obj.animation_data
+    if record.drivers is not None and anim is not None:
+        record.drivers.owner = anim.drivers
+        _restore_owner(record.drivers, record.prefixes, drivers=True)
+    elif anim is not None and not record.had_animation_data:
+        obj.animation_data_clear()
+    obj.update_tag()
+
+
+def _restore_bone(pose_bone: bpy.types.PoseBone, record: BoneRecord) -> None:
+    for key in set(pose_bone.keys()) - set(record.properties):
+        del pose_bone[key]
+    for key, (value, ui, overridable) in record.properties.items():
+        current = pose_bone.get(key)  # type: ignore[func-returns-value]
+        if current is None or _record_bone_value(current) != value:
+            pose_bone[key] = value
+        if ui is not None:
+            data = pose_bone.id_properties_ui(key)
+            data.clear()
+            data.update(**ui)
+        pose_bone.property_overridable_library_set(f'["{key}"]', overridable)
+    pose_bone.rotation_mode = record.rotation_mode  # type: ignore[assignment]
+    for name, value in record.rotation.items():
+        setattr(pose_bone, name, value)
+
+
+def _record_bone_value(value: Any) -> Any:
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if hasattr(value, "to_list"):
+        return value.to_list()
+    return value
+
+
+def _restore_owner(record: OwnerRecord, prefixes: tuple[str, ...], drivers: bool) -> None:
+    """Rewrite the recorded curves (creating removed ones), then remove the curves and groups
+    the block created, then put curves back in their recorded order within their groups.
+    Recreating before removing keeps every recorded group non-empty (Blender 4.4+ drops an
+    empty group, and a group made again would move to the end of the list)."""
+    collection = record.owner if drivers else record.owner.fcurves
+    created = [
+        fcurve for fcurve in collection
+        if _owned(fcurve.data_path, prefixes)
+        and (fcurve.data_path, fcurve.array_index) not in record.curves
+    ]
+    for (data_path, index), curve in record.curves.items():
+        fcurve = collection.find(data_path, index=index)
+        if fcurve is None:
+            if drivers:
+                fcurve = collection.new(data_path, index=index)
+            else:
+                fcurve = compat.new_fcurve(record.owner, data_path, index, curve.group)
+        _restore_curve(fcurve, curve, None if drivers else record.owner)
+    for fcurve in created:
+        collection.remove(fcurve)
+    if drivers:
+        return
+    groups = getattr(record.owner, "groups")  # noqa: B009
+    for group in list(groups):
+        if group.name not in record.groups and len(group.channels) == 0:
+            groups.remove(group)
+    _restore_order(record)
+
+
+def _restore_order(record: OwnerRecord) -> None:
+    """Move curves back to their recorded order inside each group. A curve moved to another
+    group and back lands at the end of its group; a group with two or more curves never
+    empties on the way. (The parking group empties after each move: Blender 4.4+ then drops
+    it, so it is looked up again.)"""
+    fcurves = record.owner.fcurves
+    current = [(fc.data_path, fc.array_index, None if fc.group is None else fc.group.name)
+               for fc in fcurves]
+    if current == record.order:
+        return
+    groups = getattr(record.owner, "groups")  # noqa: B009
+    members: dict[str, list[tuple[str, int]]] = {}
+    for data_path, index, group in record.order:
+        if group is not None:
+            members.setdefault(group, []).append((data_path, index))
+    wanted = {name: keys for name, keys in members.items()
+              if [c[:2] for c in current if c[2] == name] != keys}
+    if not wanted:
+        return
+    parking_name = "rq: restoring order"
+    for name, keys in wanted.items():
+        group = groups.get(name)
+        for data_path, index in keys:
+            fcurve = fcurves.find(data_path, index=index)
+            fcurve.group = groups.get(parking_name) or groups.new(parking_name)
+            fcurve.group = group
+    parking = groups.get(parking_name)
+    if parking is not None:  # before 4.4 an empty group stays
+        groups.remove(parking)
+
+
+def _restore_curve(fcurve: bpy.types.FCurve, record: CurveRecord, owner: Any) -> None:
+    if owner is not None:
+        groups = getattr(owner, "groups")  # noqa: B009
+        if record.group is None:
+            fcurve.group = None
+        elif fcurve.group is None or fcurve.group.name != record.group:
+            fcurve.group = groups.get(record.group) or groups.new(record.group)
+    for name, value in record.attributes.items():
+        setattr(fcurve, name, value)
+    while len(fcurve.modifiers):
+        fcurve.modifiers.remove(fcurve.modifiers[0])
+    for kind, properties, control_points in record.modifiers:
+        modifier = fcurve.modifiers.new(kind)
+        _set_properties(modifier, properties)
+        for frame, low, high in control_points:
+            point = modifier.control_points.add(frame)
+            point.min, point.max = low, high
+    points = fcurve.keyframe_points
+    points.clear()
+    n = len(record.keys["co"]) // 2
+    points.add(n)
+    for name, _, _ in KEY_ATTRIBUTES:
+        points.foreach_set(name, record.keys[name])
+    # No FCurve.update(): the recorded keys are sorted and their handles are the ones
+    # Blender computed, written back exactly.
+    if record.driver is not None:
+        _restore_driver(fcurve.driver, record.driver)
+
+
+def _set_properties(struct: Any, properties: dict[str, Any]) -> None:
+    """Write recorded properties that differ (some are editable only in some states, such
+    as a driver target's ``id_type``), twice: some clamp against others (frame ranges)."""
+    for _ in range(2):
+        for name, value in properties.items():
+            if _plain(getattr(struct, name)) != value:
+                setattr(struct, name, value)
+
+
+def _restore_driver(driver: bpy.types.Driver, record: dict[str, Any]) -> None:
+    for name in DRIVER_ATTRIBUTES:
+        setattr(driver, name, record[name])
+    while len(driver.variables):
+        driver.variables.remove(driver.variables[0])
+    for name, kind, targets in record["variables"]:
+        variable = driver.variables.new()
+        variable.name = name
+        variable.type = kind
+        for target, properties in zip(variable.targets, targets, strict=True):
+            properties = dict(properties)
+            if "id_type" in properties:  # before the ID: it decides which IDs are allowed
+                target.id_type = properties.pop("id_type")
+            _set_properties(target, properties)
+    driver.is_valid = record["is_valid"]

@@ -1,0 +1,179 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Fault injection: an operator whose write fails halfway through a multi-bone change leaves
+the armature exactly as it was (modes, values, ID properties and their UI data, every
+F-curve with its keys, modifiers, group and flags, drivers and their validity) and reports an
+error (which ``bpy.ops`` raises as RuntimeError in a headless Blender). The state is compared with `whole_state`, a generic RNA walk written apart
+from the add-on's recorder."""
+
+from __future__ import annotations
+
+import math
+
+import bpy
+import numpy as np
+import pytest
+import rigs
+import rigs_operators as ro
+from whole_state import differences, whole_state
+
+NAMES = ("A", "B", "C")
+FRAMES = (1.0, 5.0, 9.0, 14.0)
+
+
+class InjectedFault(RuntimeError):
+    pass
+
+
+@pytest.fixture
+def fault(monkeypatch):
+    """``fault(targets, at)``: wrap the add-on functions ``targets`` (``(module, name)``
+    pairs) so that their ``at``-th call, counted together, raises; returns the call count."""
+
+    def inject(targets, at):
+        calls = {"count": 0}
+        for module_name, function_name in targets:
+            module = ro.addon_module(module_name)
+            original = getattr(module, function_name)
+
+            def failing(*args, _original=original, **kwargs):
+                calls["count"] += 1
+                if calls["count"] == at:
+                    raise InjectedFault(f"injected fault in call {at}")
+                return _original(*args, **kwargs)
+
+            monkeypatch.setattr(module, function_name, failing)
+        return calls
+
+    return inject
+
+
+WRITES = [("rq_blender.animdata", name) for name in ("write_keys", "remove_fcurves",
+                                                     "shift_keys")] + [
+    ("rq_blender.bone_modes", name) for name in ("enter_mode", "leave_mode",
+                                                 "write_parameters")]
+
+
+def _decorate(obj):
+    """User data no operator may lose: channel flags, a modifier, easing and handle types, a
+    user property with UI data, and a driver on another channel of a converted bone."""
+    curves = rigs.fcurves_of(obj)
+    curves[0].mute = True
+    curves[1].lock = True
+    curves[2].hide = True
+    curves[3].select = False
+    curves[4].modifiers.new('NOISE').strength = 0.01
+    point = curves[5].keyframe_points[1]
+    point.interpolation = 'BACK'
+    point.easing = 'EASE_IN'
+    point.back = 2.5
+    curves[6].keyframe_points[2].handle_left_type = 'VECTOR'
+    pose_bone = obj.pose.bones["B"]
+    pose_bone.keyframe_insert("location", index=1, frame=3.0)  # after the rotation, in group B
+    pose_bone["user_weight"] = 0.25
+    pose_bone.id_properties_ui("user_weight").update(min=0.0, max=1.0, description="mine")
+    location = pose_bone.driver_add("location", 0)
+    location.driver.type = 'SCRIPTED'
+    location.driver.expression = "frame / 100"
+    obj.update_tag()
+    bpy.context.view_layer.update()
+
+
+def _native_rig(mode="XYZ"):
+    rng = np.random.default_rng(4)
+    obj = rigs.armature(NAMES)
+    for pose_bone in obj.pose.bones:
+        values = [(f, tuple(rng.uniform(-2.0, 2.0, 3))) for f in FRAMES]
+        if mode == "QUATERNION":
+            values = [(f, tuple(np.r_[1.0, v] / np.linalg.norm(np.r_[1.0, v])))
+                      for f, v in values]
+        rigs.key_rotation(pose_bone, mode, values)
+    _decorate(obj)
+    return obj
+
+
+def _rq_rig(vectors=None):
+    rng = np.random.default_rng(5)
+    obj = ro.rq_rig({name: vectors or [(f, rng.normal(0.0, 1.5, 3)) for f in FRAMES]
+                     for name in NAMES})
+    _decorate(obj)
+    return obj
+
+
+def _check(fault, obj, operator, at, **properties):
+    """Run ``operator`` with a fault at write call ``at``: nothing changes and it reports the
+    error. Then run it without a fault: it changes the state (so the comparison can fail)."""
+    before = whole_state(obj)
+    calls = fault(WRITES, at)
+    with pytest.raises(RuntimeError, match=f"Nothing changed: injected fault in call {at}$"):
+        operator(**properties)
+    assert calls["count"] >= at, f"the fault never fired ({calls['count']} write calls)"
+    assert differences(before, whole_state(obj)) == []
+    fault([], 0)
+    assert operator(**properties) == {'FINISHED'}
+    assert differences(before, whole_state(obj)) != []
+
+
+@pytest.mark.parametrize(("source", "target", "at"), [
+    ("XYZ", "RQ", 5),                 # fails on the second bone, after the first is done
+    ("QUATERNION", "SWING_TWIST", 9),  # fails on the third bone
+    ("RQ", "QUATERNION", 4),
+    ("RQ", "ZXY", 2),
+])
+def test_set_mode_failing_halfway_changes_nothing(addon, fault, source, target, at):
+    obj = _rq_rig() if source == "RQ" else _native_rig(source)
+    _check(fault, obj, bpy.ops.pose.rq_set_mode, at, mode=target, strategy='KEYS')
+
+
+def test_set_mode_sampled_failing_halfway_changes_nothing(addon, fault):
+    obj = _native_rig("XYZ")
+    _check(fault, obj, bpy.ops.pose.rq_set_mode, 6, mode='RQ', strategy='SAMPLED',
+           tolerance=math.radians(0.1))
+
+
+def test_bake_failing_halfway_changes_nothing(addon, fault):
+    _check(fault, _rq_rig(), bpy.ops.pose.rq_bake, 7, target='QUATERNION', keys='REDUCED')
+
+
+def test_spline_interpolate_failing_halfway_changes_nothing(addon, fault):
+    _check(fault, _rq_rig(), bpy.ops.pose.rq_spline_interpolate, 5, kind='CATMULL_ROM')
+
+
+def test_spline_with_conversion_failing_halfway_changes_nothing(addon, fault):
+    obj = _native_rig("XYZ")
+    # Fails while interpolating, after all three bones were converted to RQ.
+    _check(fault, obj, bpy.ops.pose.rq_spline_interpolate, 12, kind='HERMITE',
+           convert_native=True)
+
+
+def test_continuity_filter_failing_halfway_changes_nothing(addon, fault, rq):
+    unit = np.array([0.36, -0.48, 0.8])
+    jumpy = [(1.0 + 3 * i, rq.reparameterize((0.5 + 1.2 * i) * unit)) for i in range(8)]
+    _check(fault, _rq_rig(jumpy), bpy.ops.pose.rq_continuity_filter, 4)
+
+
+def test_reparameterize_failing_halfway_changes_nothing(addon, fault):
+    bone_modes = ro.addon_module("rq_blender.bone_modes")
+    obj = rigs.armature(NAMES, chain=False)
+    for i, pose_bone in enumerate(obj.pose.bones):
+        bone_modes.enter_mode(pose_bone, "RQ", tuple((4.0 + i) * np.array([0.6, 0.0, 0.8])))
+    _decorate_unanimated(obj)
+    _check(fault, obj, bpy.ops.pose.rq_reparameterize, 2)
+
+
+def _decorate_unanimated(obj):
+    pose_bone = obj.pose.bones["B"]
+    pose_bone["user_weight"] = 0.25
+    pose_bone.id_properties_ui("user_weight").update(min=0.0, max=1.0, description="mine")
+
+
+def test_an_unexpected_error_is_reported_not_raised(addon, fault):
+    """A bug (not a refusal) late in an operator is an error report naming it, not a Python
+    traceback: a raising operator would make bpy.ops say "Python: Traceback"."""
+    obj = _native_rig("XYZ")
+    before = whole_state(obj)
+    fault([("rq_blender.conversion", "widen_limits")], 1)
+    with pytest.raises(RuntimeError) as raised:
+        bpy.ops.pose.rq_set_mode(mode='SWING_TWIST')
+    assert "Nothing changed: injected fault in call 1" in str(raised.value)
+    assert "Traceback" not in str(raised.value)
+    assert differences(before, whole_state(obj)) == []
