@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import pathlib
 import subprocess
+import tempfile
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 
@@ -168,8 +169,10 @@ SUITES_KEY = pytest.StashKey[dict[str, BlenderSuite]]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    log_dir = REPO / "build" / "test-logs"
-    log_dir.mkdir(parents=True, exist_ok=True)
+    # One folder per session: two sessions at once (a sweep and a test run) must not read
+    # each other's reports.
+    (REPO / "build" / "test-logs").mkdir(parents=True, exist_ok=True)
+    log_dir = pathlib.Path(tempfile.mkdtemp(prefix="session-", dir=REPO / "build" / "test-logs"))
     selection = _inner_selection(config)
     config.stash[SUITES_KEY] = {
         v: BlenderSuite(v, log_dir, selection) for v in BLENDER_VERSIONS
