@@ -273,7 +273,7 @@ def remove_fcurves(owner: compat.FCurveOwner | None, data_path: str, size: int) 
         group_name = None if fcurve.group is None else fcurve.group.name
         owner.fcurves.remove(fcurve)
         removed += 1
-        # 5.0 drops a group with its last F-curve itself; 4.2 keeps it empty.
+        # 4.4+ drop a group with its last F-curve themselves; 4.2 and 4.3 keep it empty.
         groups = getattr(owner, "groups")  # noqa: B009 (Action or channelbag)
         group = None if group_name is None else groups.get(group_name)
         if group is not None and len(group.channels) == 0:

@@ -1,17 +1,31 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The Blender 4.2 .. 5.0 API differences the add-on meets, in one place.
+"""The Blender 4.2 .. 5.2 API differences the add-on meets, in one place.
 
-- Actions: 4.2/4.3 keep F-curves on the action (``action.fcurves``, ``action.groups``). From
-  4.4 actions are *slotted*: F-curves live in a channelbag per slot, inside a keyframe strip
-  of a layer (``action.layers[i].strips[j].channelbag(slot)``); 5.0 removed ``action.fcurves``.
-  `channelbag` hides this: it returns an object with ``fcurves`` (and ``groups``) for an
-  action and slot, the action itself before 4.4.
+Each boundary below was read from the RNA of every release's ``bpy`` wheel (4.2.23, 4.3.0,
+4.4.0, 4.5.15, 5.0.1, 5.1.2, 5.2.3), and ``tests/blender/test_compat.py`` checks it again on
+each release the tests run (``bash dev.sh sweep`` runs all seven):
+
+- Actions (`SLOTTED_ACTIONS`): 4.2/4.3 keep F-curves on the action (``action.fcurves``,
+  ``action.groups``). From 4.4 actions are *slotted*: F-curves live in a channelbag per
+  slot, inside a keyframe strip of a layer (``action.layers[i].strips[j].channelbag(slot)``).
+  4.4 and 4.5 still offer a legacy ``action.fcurves``; 5.0 removed it. `channelbag` hides
+  this: it returns an object with ``fcurves`` (and ``groups``) for an action and slot, the
+  action itself before 4.4.
 - Slots: users of an action (``AnimData`` and NLA strips) name a slot (``action_slot``) from
   4.4; before, there is none (`None` here).
-- Pose-bone selection: ``PoseBone.select`` in 5.0, ``Bone.select`` before.
+- Creating an F-curve in a group (`CHANNELBAG_NEW_TAKES_GROUP`, `new_fcurve`): 4.2/4.3
+  ``action.fcurves.new(data_path, index, action_group)``; 4.4/4.5
+  ``channelbag.fcurves.new(data_path, index)`` with no group argument, the group assigned
+  afterwards (``FCurve.group`` is writable on every release); from 5.0
+  ``channelbag.fcurves.new(data_path, index, group_name)``.
+- Channel groups: from 4.4 a group left without F-curves is removed by Blender itself; 4.2
+  and 4.3 keep it (callers remove it). ``FCurve.group`` cannot be set to ``None`` on any
+  release.
+- Pose-bone selection (`POSE_BONE_SELECT`): ``PoseBone.select`` from 5.0, ``Bone.select``
+  before.
 
 Every attribute that exists in only some versions is read with ``getattr`` here, so the rest
-of the add-on type-checks against either version's API.
+of the add-on type-checks against every release's API stubs (4.2, 4.5 and 5.2).
 """
 
 from __future__ import annotations
@@ -20,12 +34,14 @@ from typing import Any, Protocol, cast
 
 import bpy
 
-# Slotted actions (``Action.slots``) exist from Blender 4.4.
+# Slotted actions (``Action.slots``) exist from Blender 4.4 (checked on 4.2 .. 5.2).
 SLOTTED_ACTIONS = bpy.app.version >= (4, 4, 0)
 # ``ActionChannelbagFCurves.new`` takes ``group_name`` from Blender 5.0; 4.4 and 4.5 take
-# ``(data_path, index)`` only, and the group is assigned afterwards (``FCurve.group``).
+# ``(data_path, index)`` only, and the group is assigned afterwards (``FCurve.group``)
+# (checked on 4.4.0, 4.5.15, 5.0.1, 5.1.2, 5.2.3).
 CHANNELBAG_NEW_TAKES_GROUP = bpy.app.version >= (5, 0, 0)
-# Selection moved from ``Bone.select`` to ``PoseBone.select`` in Blender 5.0.
+# Selection moved from ``Bone.select`` to ``PoseBone.select`` in Blender 5.0 (checked on
+# 4.2 .. 5.2).
 POSE_BONE_SELECT = bpy.app.version >= (5, 0, 0)
 
 
