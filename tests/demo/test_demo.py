@@ -11,7 +11,7 @@ import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 VENVS = pathlib.Path(os.environ.get("RQ_VENVS", REPO / ".venvs"))
-BLENDER_PYTHON = VENVS / "bpy-5.0" / "bin" / "python"
+BLENDER_PYTHON = VENVS / "bpy-5.2" / "bin" / "python"
 
 
 @pytest.fixture(scope="module")
