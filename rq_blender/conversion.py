@@ -873,7 +873,7 @@ def apply_plan(
     total = 0
     for done, plan in enumerate(plans):
         new_paths = {animdata.bone_data_path(plan.name, prop) for prop, _ in layout(plan.target)}
-        _remove_source_curves(uses, plan, lambda path: path in new_paths)
+        _remove_source_curves(uses, plan, new_paths.__contains__)
         pose_bone = obj.pose.bones[plan.name]
         _switch_mode(pose_bone, plan)
         written: list[bpy.types.FCurve] = []
@@ -890,7 +890,7 @@ def apply_plan(
             written.extend(fcurves)
         if plan.target == "SWING_TWIST" and plan.unlimited:
             plan.widened = widen_limits(pose_bone, written, plan.static)
-        _remove_source_curves(uses, plan, lambda path: path not in new_paths)
+        _remove_source_curves(uses, plan, lambda path, new=new_paths: path not in new)
         if progress is not None:
             progress((done + 1) / len(plans))
     obj.update_tag()

@@ -2,8 +2,8 @@
 """Fault injection: an operator whose write fails halfway through a multi-bone change leaves
 the armature exactly as it was (modes, values, ID properties and their UI data, every
 F-curve with its keys, modifiers, group and flags, drivers and their validity) and reports an
-error (which ``bpy.ops`` raises as RuntimeError in a headless Blender). The state is compared with `whole_state`, a generic RNA walk written apart
-from the add-on's recorder."""
+error (which ``bpy.ops`` raises as RuntimeError in a headless Blender). The state is
+compared with `whole_state`, a generic RNA walk written apart from the add-on's recorder."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ NAMES = ("A", "B", "C")
 FRAMES = (1.0, 5.0, 9.0, 14.0)
 
 
-class InjectedFault(RuntimeError):
+class InjectedFaultError(RuntimeError):
     pass
 
 
@@ -38,7 +38,7 @@ def fault(monkeypatch):
             def failing(*args, _original=original, **kwargs):
                 calls["count"] += 1
                 if calls["count"] == at:
-                    raise InjectedFault(f"injected fault in call {at}")
+                    raise InjectedFaultError(f"injected fault in call {at}")
                 return _original(*args, **kwargs)
 
             monkeypatch.setattr(module, function_name, failing)

@@ -41,12 +41,12 @@ def test_fcurve_creation_boundary():
         assert _parameters("ActionFCurves", "new") == ["data_path", "index", "action_group"]
         return
     new = _parameters("ActionChannelbagFCurves", "new")
-    assert compat.CHANNELBAG_NEW_TAKES_GROUP == ("group_name" in new)
+    assert ("group_name" in new) == compat.CHANNELBAG_NEW_TAKES_GROUP
     assert new[:2] == ["data_path", "index"]
     assert not T.FCurve.bl_rna.properties["group"].is_readonly  # assigned on 4.4 / 4.5
 
 
 def test_pose_bone_selection_boundary():
     compat = ro.addon_module("rq_blender.compat")
-    assert compat.POSE_BONE_SELECT == ("select" in _properties("PoseBone"))
+    assert ("select" in _properties("PoseBone")) == compat.POSE_BONE_SELECT
     assert ("select" in _properties("Bone")) == (not compat.POSE_BONE_SELECT)

@@ -38,6 +38,33 @@ def window_box(item: Any) -> list[int]:
     return [item.x, window.height - (item.y + item.height), item.width, item.height]
 
 
+def action_fcurves(obj: Any, action: Any = None) -> Any:
+    """The F-curves ``obj`` animates with ``action`` (default: its active action), as the
+    collection itself (iterate, ``find``, ``remove``), on any Blender version.
+
+    Up to 4.3 they are ``action.fcurves``. From 4.4 actions are *slotted*: the F-curves live in
+    the channelbag of the object's slot (``animation_data.action_slot``) in a keyframe strip of
+    a layer, ``action.layers[i].strips[j].channelbag(slot)``; 5.0 removed ``action.fcurves``.
+    Empty when there is no action, or it holds nothing for the object's slot.
+    """
+    data = obj.animation_data
+    if action is None:
+        action = data.action if data is not None else None
+    if action is None:
+        return ()
+    if not hasattr(action, "layers"):
+        return action.fcurves
+    slot = data.action_slot if data is not None else None
+    if slot is None:
+        return ()
+    for layer in action.layers:
+        for strip in layer.strips:
+            channelbag = strip.channelbag(slot)
+            if channelbag is not None:
+                return channelbag.fcurves
+    return ()
+
+
 # A three-bone chain: an RQ spine, and a swing/twist upper arm and forearm with limits.
 CHAIN = (
     # name, head, tail, parent, mode
@@ -332,10 +359,9 @@ def rig_snapshot(name: str) -> dict[str, Any]:
         for pb in obj.pose.bones
     }
     data = obj.animation_data
-    action = data.action if data is not None else None
     fcurves = sorted(
         [fc.data_path, fc.array_index, [list(k.co) for k in fc.keyframe_points]]
-        for fc in (action.fcurves if action is not None else ())
+        for fc in action_fcurves(obj)
     )
     drivers = sorted(
         [fc.data_path, fc.array_index, fc.driver.type, fc.driver.expression, fc.driver.is_valid,
@@ -472,9 +498,8 @@ def redraw_all() -> None:
 def graph_rig_curves() -> dict[str, Any]:
     """Every F-curve of ``GraphRig``'s action, bit for bit: keys, handles, handle types,
     interpolation, selection; keyed ``'<bone>:<property>:<index>'``."""
-    action = bpy.data.objects[GRAPH_RIG].animation_data.action
     curves: dict[str, Any] = {}
-    for fcurve in action.fcurves:
+    for fcurve in action_fcurves(bpy.data.objects[GRAPH_RIG]):
         bone = fcurve.data_path.split('"')[1]
         prop = fcurve.data_path.split('"')[3]
         curves[f"{bone}:{prop}:{fcurve.array_index}"] = {
@@ -490,8 +515,7 @@ def select_channels(channels: list[tuple[str, str]]) -> list[str]:
     click and shift-clicks on them would); returns the selected visible channels' paths."""
     with override("GRAPH_EDITOR"):
         bpy.ops.anim.channels_select_all(action='DESELECT')
-    action = bpy.data.objects[GRAPH_RIG].animation_data.action
-    for fcurve in action.fcurves:
+    for fcurve in action_fcurves(bpy.data.objects[GRAPH_RIG]):
         wanted = any(fcurve.data_path == f'pose.bones["{b}"]["{p}"]' for b, p in channels)
         fcurve.select = wanted
         if wanted:
@@ -540,3 +564,39 @@ def last_operator() -> list[Any] | None:
     two runs of one operator apart)."""
     operators = bpy.context.window_manager.operators
     return [operators[-1].bl_idname, operators[-1].as_pointer()] if len(operators) else None
+
+
+# -- the operator search, on a test-only key -------------------------------------------------
+
+# F3 (``wm.search_menu`` in the Window keymap) sent by xdotool never reaches Blender 5.2 under
+# Xvfb, so the tests bind the same operator to this test-only key as well, in the add-on key
+# configuration (``keyconfigs.addon``); no default keymap uses Ctrl+Alt+Shift+F.
+SEARCH_KEY = "ctrl+alt+shift+f"  # as xdotool names it
+
+
+def _search_key_items() -> tuple[Any, list[Any]]:
+    """The add-on key configuration's Window keymap, and its `SEARCH_KEY` search items."""
+    keymap = bpy.context.window_manager.keyconfigs.addon.keymaps.new(
+        name="Window", space_type='EMPTY')
+    return keymap, [item for item in keymap.keymap_items
+                    if item.idname == "wm.search_menu" and item.type == 'F'
+                    and item.ctrl and item.alt and item.shift]
+
+
+def bind_search_key() -> list[str]:
+    """Bind ``wm.search_menu`` to `SEARCH_KEY` in the Window keymap. Returns the operators
+    plain F3 runs in Blender's default keymap, for the tests to check the key stands in for
+    the operator F3 runs."""
+    keymap, items = _search_key_items()
+    if not items:
+        keymap.keymap_items.new("wm.search_menu", 'F', 'PRESS', ctrl=True, alt=True, shift=True)
+    window = bpy.context.window_manager.keyconfigs.default.keymaps["Window"]
+    return [item.idname for item in window.keymap_items
+            if item.type == 'F3' and not (item.ctrl or item.alt or item.shift or item.oskey)]
+
+
+def unbind_search_key() -> None:
+    """Remove what `bind_search_key` added."""
+    keymap, items = _search_key_items()
+    for item in items:
+        keymap.keymap_items.remove(item)

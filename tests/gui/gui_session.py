@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""A real Blender 4.3 GUI under Xvfb, in the Debian 13 root built by ``tools/gui_root.sh``.
+"""A real Blender 5.2 GUI under Xvfb, in the Debian sid root built by ``tools/gui_root.sh``.
 
 The test process (outside the root) drives it:
 
@@ -38,7 +38,7 @@ class GuiUnavailableError(Exception):
 
 
 def ensure_root() -> pathlib.Path:
-    """Build (or reuse) the Debian 13 root; returns its path."""
+    """Build (or reuse) the Debian sid root; returns its path."""
     result = subprocess.run(["bash", str(REPO / "tools" / "gui_root.sh")],
                             capture_output=True, text=True, check=False)
     if result.returncode == SKIP_EXIT_CODE:
@@ -49,8 +49,8 @@ def ensure_root() -> pathlib.Path:
 
 
 def build_zip(output_dir: pathlib.Path) -> pathlib.Path:
-    """The extension zip, built by the Blender 5.0 wheel's ``blender_ext.py`` (installs in 4.2+)."""
-    python = VENVS / "bpy-5.0" / "bin" / "python"
+    """The extension zip, built by the Blender 5.2 wheel's ``blender_ext.py`` (installs in 4.2+)."""
+    python = VENVS / "bpy-5.2" / "bin" / "python"
     if not python.exists():
         raise GuiUnavailableError(f"no {python}: run `bash dev.sh test`")
     script = (

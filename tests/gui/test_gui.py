@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The add-on in a real Blender 4.3 window: start-up, panels, overlay, keymap, posing.
+"""The add-on in a real Blender 5.2 window: start-up, panels, overlay, keymap, posing.
 
 Screenshots go to build/gui/ (artifacts); the best are copied to docs/screenshots/ by hand.
 """
@@ -15,11 +15,25 @@ import pytest
 ADDON = "bl_ext.user_default.rq_rotations"
 # A Python error printed by Blender (drawing code, handlers, operators).
 PYTHON_ERROR = re.compile(r"Traceback \(most recent call last\)|\w+Error: ")
+# The one error Debian's packaging causes at start-up, and not the add-on's: Blender's bundled
+# Extensions add-on (bl_pkg) registers by importing its HTTP downloader, which needs `cattrs`,
+# a module Debian's Blender does not ship. Installing extensions still works (the session
+# installs this one before the window starts). Only this exact block is ignored: a traceback
+# through bl_pkg's register() ending in the missing `cattrs`.
+BL_PKG = re.escape("/usr/share/blender/scripts/addons_core/bl_pkg/__init__.py")
+DEBIAN_BL_PKG_ERROR = re.compile(
+    r"Traceback \(most recent call last\):\n"
+    rf'(?:  .*\n)*?  File "{BL_PKG}", line \d+, in register\n'
+    r"(?:  .*\n)*?    import cattrs\n"
+    r"(?:  .*\n)*?ModuleNotFoundError: No module named 'cattrs'\n"
+    rf"Exception in module register\(\): {BL_PKG}\n"
+)
 
 
 def assert_no_python_error(gui, since: int) -> None:
-    """Blender printed no Python error after log offset ``since``."""
-    printed = gui.log_text()[since:]
+    """Blender printed no Python error after log offset ``since`` (but the known start-up error
+    of Debian's packaging, `DEBIAN_BL_PKG_ERROR`)."""
+    printed = DEBIAN_BL_PKG_ERROR.sub("", gui.log_text()[since:], count=1)
     assert not PYTHON_ERROR.search(printed), printed
 
 
@@ -29,7 +43,7 @@ def test_blender_window_runs_with_the_extension_enabled(gui):
         f"          'enabled': {ADDON!r} in bpy.context.preferences.addons}}"
     )
     assert info == {"version": info["version"], "background": False, "enabled": True}
-    assert info["version"].startswith("4.3")
+    assert info["version"].startswith("5.2")
     assert gui.screenshot("startup").stat().st_size > 10_000
     assert_no_python_error(gui, 0)
 
@@ -323,8 +337,8 @@ def test_swing_twist_bone_stops_at_its_limits_and_auto_keys(gui, chain):
     assert after["rq_twist"] == pytest.approx(0.0, abs=1e-6)
     assert same_rotation(after["parameter_quat"], after["basis"])
     keyed = gui.run(
-        "action = bpy.data.objects['Chain'].animation_data.action\n"
-        "result = sorted({(c.data_path, c.array_index) for c in action.fcurves\n"
+        "fcurves = gui_scenes.action_fcurves(bpy.data.objects['Chain'])\n"
+        "result = sorted({(c.data_path, c.array_index) for c in fcurves\n"
         "                 if 'UpperArm' in c.data_path})"
     )
     assert keyed == [['pose.bones["UpperArm"]["rq_swing"]', 0],
@@ -464,8 +478,8 @@ def test_undo_redo_continuity_filter(gui, undo_rig):
     # Put one key on the far side of the 2 pi shell (same rotation), for the filter to fix.
     gui.run(
         "import math\n"
-        "action = bpy.data.objects['UndoRig'].animation_data.action\n"
-        "curves = sorted((c for c in action.fcurves if 'Root' in c.data_path"
+        "fcurves = gui_scenes.action_fcurves(bpy.data.objects['UndoRig'])\n"
+        "curves = sorted((c for c in fcurves if 'Root' in c.data_path"
         " and 'rq_vector' in c.data_path), key=lambda c: c.array_index)\n"
         "v = [c.keyframe_points[1].co[1] for c in curves]\n"
         "n = math.sqrt(sum(x * x for x in v))\n"

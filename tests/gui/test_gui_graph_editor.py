@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The key tools in a real Graph Editor (headless Blender has no areas): they act on the
-selected channels there, not on the selected bones, and F3 finds them.
+selected channels there, not on the selected bones, and the operator search (F3) finds them.
 
 The rig (`gui_scenes.build_graph_rig`) has every bone selected and every bone keyed with
 2 pi jumps, so an operator that acted on the bones instead of the channels, or on a channel
@@ -18,6 +18,16 @@ from test_gui import assert_no_python_error, wait_for_change
 SPIN = [f"Spin:rq_vector:{i}" for i in range(3)]
 LAST_OPERATOR = "gui_scenes.last_operator()"
 POLL_MESSAGE = "Select the F-curves of RQ or swing/twist bones"
+
+
+@pytest.fixture(scope="module")
+def search_key(gui):
+    """The xdotool key that opens the operator search: F3 from xdotool never reaches Blender 5.2
+    under Xvfb, so `gui_scenes.bind_search_key` binds F3's operator to a test-only key for the
+    module (removed afterwards). Only the key that opens the search is a stand-in."""
+    assert gui.run("result = gui_scenes.bind_search_key()") == ["wm.search_menu"]
+    yield gui.run("result = gui_scenes.SEARCH_KEY")
+    gui.run("gui_scenes.unbind_search_key()")
 
 
 @pytest.fixture(scope="module")
@@ -75,12 +85,14 @@ def run_from_key_menu(gui, box: list[int], steps_up: int) -> str:
     return wait_for_change(gui, LAST_OPERATOR, before, timeout=60.0)[0]
 
 
-def run_from_f3(gui, box: list[int], text: str, shot: str | None = None) -> str:
-    """F3 (menu search) over ``box``, type ``text``, Return: the first result runs. Returns
+def run_from_f3(gui, search_key: str, box: list[int], text: str,
+                shot: str | None = None) -> str:
+    """The operator search (F3's ``wm.search_menu``, opened with ``search_key``, see the
+    `search_key` fixture) over ``box``, type ``text``, Return: the first result runs. Returns
     the operator that ran (Blender keeps only operators that finished in its history)."""
     before = gui.run(f"result = {LAST_OPERATOR}")
     point_into(gui, box)
-    gui.xdotool("key", "F3", "sleep", "0.8", "type", "--delay", "40", text)
+    gui.xdotool("key", search_key, "sleep", "0.8", "type", "--delay", "40", text)
     gui.xdotool("sleep", "0.8")
     if shot is not None:
         gui.screenshot(shot)
@@ -97,13 +109,13 @@ def test_poll_explains_a_graph_editor_without_add_on_channels(gui, graph):
                       " ('rq_continuity_filter', 'rq_spline_interpolate', 'rq_bake')]")
     # Only a channel that is not the add-on's: the object's location.
     gui.run("obj = bpy.data.objects['GraphRig']\n"
-            "for c in obj.animation_data.action.fcurves:\n"
+            "for c in gui_scenes.action_fcurves(obj):\n"
             "    c.select = c.data_path == 'location'\n")
     location = gui.run("result = gui_scenes.graph_poll('rq_continuity_filter')")
     gui.run("obj = bpy.data.objects['GraphRig']\n"
-            "action = obj.animation_data.action\n"
-            "for c in [c for c in action.fcurves if c.data_path == 'location']:\n"
-            "    action.fcurves.remove(c)\n")
+            "fcurves = gui_scenes.action_fcurves(obj)\n"
+            "for c in [c for c in fcurves if c.data_path == 'location']:\n"
+            "    fcurves.remove(c)\n")
     for state in [*nothing, location]:
         assert not state["poll"], state
         assert POLL_MESSAGE in state["message"], state
@@ -132,11 +144,13 @@ def test_continuity_filter_from_the_key_menu_changes_only_the_selected_channels(
     assert_no_python_error(gui, since)
 
 
-def test_spline_interpolation_from_f3_changes_only_the_selected_channels(gui, graph):
+def test_spline_interpolation_from_f3_changes_only_the_selected_channels(gui, graph,
+                                                                         search_key):
     since = len(gui.log_text())
     select_only(gui, [("Spin", "rq_vector")])
     before = curves(gui)
-    ran = run_from_f3(gui, graph, "RQ Spline Interpolation", shot="graph-editor-f3-spline")
+    ran = run_from_f3(gui, search_key, graph, "RQ Spline Interpolation",
+                      shot="graph-editor-f3-spline")
     assert ran == "POSE_OT_rq_spline_interpolate"
     after = curves(gui)
     assert_untouched(before, after, SPIN)
@@ -157,11 +171,12 @@ def test_spline_interpolation_from_f3_changes_only_the_selected_channels(gui, gr
     assert_no_python_error(gui, since)
 
 
-def test_continuity_filter_from_f3_on_a_swing_twist_channel(gui, graph):
+def test_continuity_filter_from_f3_on_a_swing_twist_channel(gui, graph, search_key):
     """Only the twist curve of the swing/twist bone is selected: only it changes."""
     select_only(gui, [("Arm", "rq_twist")])
     before = curves(gui)
-    assert run_from_f3(gui, graph, "RQ Continuity Filter") == "POSE_OT_rq_continuity_filter"
+    ran = run_from_f3(gui, search_key, graph, "RQ Continuity Filter")
+    assert ran == "POSE_OT_rq_continuity_filter"
     after = curves(gui)
     assert_untouched(before, after, ["Arm:rq_twist:0"])
     twist = key_values(after, ["Arm:rq_twist:0"])[:, 0]
@@ -176,7 +191,7 @@ def test_selected_channels_the_editor_hides_are_left_alone(gui, graph):
     gui.run(
         "obj = bpy.data.objects['GraphRig']\n"
         "gui_scenes.select(obj, ['Spin', 'Arm', 'Loose'], active='Spin')\n"
-        "for c in obj.animation_data.action.fcurves:\n"
+        "for c in gui_scenes.action_fcurves(obj):\n"
         "    if '\"Steady\"' in c.data_path:\n"
         "        c.select = True\n"
         "gui_scenes.redraw_all()\n"
@@ -197,23 +212,24 @@ def test_selected_channels_the_editor_hides_are_left_alone(gui, graph):
                 "gui_scenes.select(obj, ['Spin', 'Steady', 'Arm', 'Loose'], active='Spin')")
 
 
-def test_f3_finds_the_pose_menu_operators_in_the_3d_view(gui, graph):
-    """F3 over the 3D View finds the entries of Pose > RQ Rotation: typing an operator's
-    label and Return runs it (checked on those that finish here)."""
+def test_f3_finds_the_pose_menu_operators_in_the_3d_view(gui, graph, search_key):
+    """The operator search (F3, on the `search_key` stand-in) over the 3D View finds the
+    entries of Pose > RQ Rotation: typing an operator's label and Return runs it (checked on
+    those that finish here)."""
     gui.run("gui_scenes.restore_view3d()")
     try:
         box = gui.run("result = gui_scenes.window_box(gui_scenes.area('VIEW_3D'))")
         gui.run("gui_scenes.select(bpy.data.objects['GraphRig'], ['Loose'], active='Loose')")
-        assert run_from_f3(gui, box, "Reparameterize RQ",
+        assert run_from_f3(gui, search_key, box, "Reparameterize RQ",
                            shot="f3-reparameterize") == "POSE_OT_rq_reparameterize"
         vector = gui.run("result = list(bpy.data.objects['GraphRig'].pose.bones['Loose']"
                          "['rq_vector'])")
         np.testing.assert_allclose(vector, [0.0, 0.0, 5.0 - 2.0 * np.pi], atol=1e-6)
         gui.run("gui_scenes.select(bpy.data.objects['GraphRig'], ['Spin'], active='Spin')")
-        assert run_from_f3(gui, box, "Compare RQ Interpolation") == \
+        assert run_from_f3(gui, search_key, box, "Compare RQ Interpolation") == \
             "POSE_OT_rq_compare_interpolation"
         # Last: the bake turns the selected bone native.
-        assert run_from_f3(gui, box, "Bake RQ Rotations") == "POSE_OT_rq_bake"
+        assert run_from_f3(gui, search_key, box, "Bake RQ Rotations") == "POSE_OT_rq_bake"
         assert gui.run("result = bpy.data.objects['GraphRig'].pose.bones['Spin']"
                        ".rotation_mode") == "QUATERNION"
         # The rest of the add-on's operators are in the same menu (set_mode as a submenu).
