@@ -97,6 +97,17 @@ def fcurves_of(obj: bpy.types.Object, action: bpy.types.Action | None = None) ->
     return list(action.fcurves)
 
 
+def channel_groups(obj: bpy.types.Object) -> list:
+    """The channel groups of the active action for ``obj``'s slot, in order."""
+    anim = obj.animation_data
+    action = anim.action
+    if hasattr(action, "slots"):
+        slot = getattr(anim, "action_slot", None) or action.slots[0]
+        return [group for layer in action.layers for strip in layer.strips
+                if strip.channelbag(slot) is not None for group in strip.channelbag(slot).groups]
+    return list(action.groups)
+
+
 def push_to_nla(obj: bpy.types.Object, frame_start: float = 1.0) -> bpy.types.NlaStrip:
     """Move the active action into a new NLA strip starting at ``frame_start``."""
     anim = obj.animation_data

@@ -57,17 +57,22 @@ def test_each_native_mode_to_rq_is_exact_at_keys_and_removes_old_curves(addon, s
 
 
 @pytest.mark.parametrize("target", ["RQ", "SWING_TWIST", "QUATERNION"])
-def test_converted_curves_are_grouped_by_bone(addon, target):
+def test_converted_curves_keep_their_channel_group(addon, target):
     """Channel groups are made differently on each release (``action_group`` on 4.2/4.3, an
     assigned ``FCurve.group`` on 4.4/4.5, ``group_name`` from 5.0): each bone's new curves
-    land in the group named after it, as Blender's own keying does."""
+    land in the group its old curves were in (the bone's name, or "Object Transforms" where
+    4.3's ``keyframe_insert`` puts them), at the group's old place."""
     obj = _keyed_rig("XYZ" if target == "QUATERNION" else "QUATERNION")
+    groups_before = [group.name for group in rigs.channel_groups(obj)]
+    old_group = {fc.data_path.split('"')[1]: fc.group.name for fc in rigs.fcurves_of(obj)}
     assert _set_mode(mode=target, strategy="KEYS") == {"FINISHED"}
     fcurves = rigs.fcurves_of(obj)
     assert len(fcurves) == 2 * (4 if target == "QUATERNION" else 3)
     for fcurve in fcurves:
         bone = fcurve.data_path.split('"')[1]
-        assert fcurve.group is not None and fcurve.group.name == bone, fcurve.data_path
+        assert fcurve.group is not None, fcurve.data_path
+        assert fcurve.group.name == old_group[bone], fcurve.data_path
+    assert [group.name for group in rigs.channel_groups(obj)] == groups_before
 
 
 @pytest.mark.parametrize("target", NATIVE)
