@@ -841,15 +841,15 @@ def widen_limits(
 
 
 def _remove_source_curves(
-    uses: Sequence[animdata.ActionUse], plan: BonePlan, which: Callable[[str], bool]
+    uses: Sequence[animdata.ActionUse], plan: BonePlan, paths: set[str], inside: bool
 ) -> None:
-    """Remove the bone's source-mode F-curves whose data path ``which`` accepts, in every
-    action."""
+    """Remove the bone's source-mode F-curves whose data path is in ``paths`` (``inside``) or
+    not in it (not ``inside``), in every action."""
     for use in uses:
         owner = animdata.fcurve_owner(use)
         for prop, size in layout(plan.source):
             path = animdata.bone_data_path(plan.name, prop)
-            if which(path):
+            if (path in paths) == inside:
                 animdata.remove_fcurves(owner, path, size)
 
 
@@ -873,7 +873,7 @@ def apply_plan(
     total = 0
     for done, plan in enumerate(plans):
         new_paths = {animdata.bone_data_path(plan.name, prop) for prop, _ in layout(plan.target)}
-        _remove_source_curves(uses, plan, new_paths.__contains__)
+        _remove_source_curves(uses, plan, new_paths, inside=True)
         pose_bone = obj.pose.bones[plan.name]
         _switch_mode(pose_bone, plan)
         written: list[bpy.types.FCurve] = []
@@ -890,7 +890,7 @@ def apply_plan(
             written.extend(fcurves)
         if plan.target == "SWING_TWIST" and plan.unlimited:
             plan.widened = widen_limits(pose_bone, written, plan.static)
-        _remove_source_curves(uses, plan, lambda path, new=new_paths: path not in new)
+        _remove_source_curves(uses, plan, new_paths, inside=False)
         if progress is not None:
             progress((done + 1) / len(plans))
     obj.update_tag()

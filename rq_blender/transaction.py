@@ -28,7 +28,7 @@ import traceback
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import bpy
 import numpy as np
@@ -231,13 +231,13 @@ def _plain(value: Any) -> Any:
 
 def _record_bone(pose_bone: bpy.types.PoseBone) -> BoneRecord:
     properties = {}
-    for key in list(pose_bone.keys()):  # an ID-property view, not a dict
+    for key in list(cast(Any, pose_bone).keys()):  # an ID-property view (4.2 stubs: None)
         value = pose_bone[key]
         plain = value.to_dict() if hasattr(value, "to_dict") else (
             value.to_list() if hasattr(value, "to_list") else value)
         ui = None
         if isinstance(plain, (int, float, str, list)) and not isinstance(plain, bool):
-            ui = pose_bone.id_properties_ui(key).as_dict()
+            ui = cast(Any, pose_bone.id_properties_ui(key)).as_dict()  # stubs: None
         overridable = pose_bone.is_property_overridable_library(f'["{key}"]')
         properties[key] = (plain, ui, overridable)
     return BoneRecord(
@@ -267,14 +267,14 @@ def _restore_object(record: ObjectRecord) -> None:
 
 
 def _restore_bone(pose_bone: bpy.types.PoseBone, record: BoneRecord) -> None:
-    for key in set(pose_bone.keys()) - set(record.properties):
+    for key in set(cast(Any, pose_bone).keys()) - set(record.properties):
         del pose_bone[key]
     for key, (value, ui, overridable) in record.properties.items():
         current = pose_bone.get(key)  # type: ignore[func-returns-value]
         if current is None or _record_bone_value(current) != value:
             pose_bone[key] = value
         if ui is not None:
-            data = pose_bone.id_properties_ui(key)
+            data: Any = pose_bone.id_properties_ui(key)  # the stubs say None
             data.clear()
             data.update(**ui)
         pose_bone.property_overridable_library_set(f'["{key}"]', overridable)
@@ -364,7 +364,7 @@ def _restore_curve(fcurve: bpy.types.FCurve, record: CurveRecord, owner: Any) ->
     while len(fcurve.modifiers):
         fcurve.modifiers.remove(fcurve.modifiers[0])
     for kind, properties, control_points in record.modifiers:
-        modifier = fcurve.modifiers.new(kind)
+        modifier: Any = cast(Any, fcurve.modifiers).new(kind)  # a recorded modifier type
         _set_properties(modifier, properties)
         for frame, low, high in control_points:
             point = modifier.control_points.add(frame)
@@ -378,7 +378,7 @@ def _restore_curve(fcurve: bpy.types.FCurve, record: CurveRecord, owner: Any) ->
     # No FCurve.update(): the recorded keys are sorted and their handles are the ones
     # Blender computed, written back exactly.
     if record.driver is not None:
-        _restore_driver(fcurve.driver, record.driver)
+        _restore_driver(cast(Any, fcurve.driver), record.driver)
 
 
 def _set_properties(struct: Any, properties: dict[str, Any]) -> None:
