@@ -97,22 +97,27 @@ class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
         return sum(len(p) for _, p in plans)
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
-        # What the conversion may switch (the selected bones) and what the spline rewrites.
-        touched = parameter_curves.selected_pose_bones(context) + [
-            (c.obj, c.bone_name) for c in parameter_curves.target_parameters(context, PARAMETERS)
-        ]
+        # Converting (3D View only) switches selected bones first, so their parameters are
+        # read after it; otherwise they are read once, here, and only their bones are touched.
+        converting = self.convert_native and not parameter_curves.in_graph_editor(context)
+        targets = None if converting else parameter_curves.target_parameters(context, PARAMETERS)
+        touched = (parameter_curves.selected_pose_bones(context) if targets is None
+                   else [(c.obj, c.bone_name) for c in targets])
         try:
             with transaction.all_or_nothing(touched):
-                return self._interpolate(context)
+                return self._interpolate(context, targets)
         except Exception as error:
             return transaction.report_failure(self, error)
 
-    def _interpolate(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
+    def _interpolate(
+        self, context: bpy.types.Context, targets: list[parameter_curves.ParameterCurves] | None
+    ) -> set[OperatorReturnItems]:
+        """Convert (when ``targets`` is None) and interpolate; the body of `execute`."""
         converted = 0
-        if self.convert_native and not parameter_curves.in_graph_editor(context):
+        if targets is None:
             converted = self._convert(context)
+            targets = parameter_curves.target_parameters(context, PARAMETERS)
         minimum = 3 if self.kind == 'BSPLINE' else 2
-        targets = parameter_curves.target_parameters(context, PARAMETERS)
         usable = [c for c in targets if len(c.key_times()) >= minimum]
         if not usable:
             self.report(

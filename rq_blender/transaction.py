@@ -229,12 +229,19 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _id_property_value(value: Any) -> Any:
+    """An ID property's value as plain Python: groups as dicts, arrays as lists."""
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if hasattr(value, "to_list"):
+        return value.to_list()
+    return value
+
+
 def _record_bone(pose_bone: bpy.types.PoseBone) -> BoneRecord:
     properties = {}
     for key in list(cast(Any, pose_bone).keys()):  # an ID-property view (4.2 stubs: None)
-        value = pose_bone[key]
-        plain = value.to_dict() if hasattr(value, "to_dict") else (
-            value.to_list() if hasattr(value, "to_list") else value)
+        plain = _id_property_value(pose_bone[key])
         ui = None
         if isinstance(plain, (int, float, str, list)) and not isinstance(plain, bool):
             ui = cast(Any, pose_bone.id_properties_ui(key)).as_dict()  # stubs: None
@@ -271,7 +278,7 @@ def _restore_bone(pose_bone: bpy.types.PoseBone, record: BoneRecord) -> None:
         del pose_bone[key]
     for key, (value, ui, overridable) in record.properties.items():
         current = pose_bone.get(key)  # type: ignore[func-returns-value]
-        if current is None or _record_bone_value(current) != value:
+        if current is None or _id_property_value(current) != value:
             pose_bone[key] = value
         if ui is not None:
             data: Any = pose_bone.id_properties_ui(key)  # the stubs say None
@@ -281,14 +288,6 @@ def _restore_bone(pose_bone: bpy.types.PoseBone, record: BoneRecord) -> None:
     pose_bone.rotation_mode = record.rotation_mode  # type: ignore[assignment]
     for name, value in record.rotation.items():
         setattr(pose_bone, name, value)
-
-
-def _record_bone_value(value: Any) -> Any:
-    if hasattr(value, "to_dict"):
-        return value.to_dict()
-    if hasattr(value, "to_list"):
-        return value.to_list()
-    return value
 
 
 def _restore_owner(record: OwnerRecord, prefixes: tuple[str, ...], drivers: bool) -> None:
@@ -353,12 +352,13 @@ def _restore_order(record: OwnerRecord) -> None:
 
 
 def _restore_curve(fcurve: bpy.types.FCurve, record: CurveRecord, owner: Any) -> None:
-    if owner is not None:
+    # (No release lets ``FCurve.group`` be set to None: a recorded ungrouped curve was
+    # recreated ungrouped, and the operators never group an existing one.)
+    if owner is not None and record.group is not None and (
+        fcurve.group is None or fcurve.group.name != record.group
+    ):
         groups = getattr(owner, "groups")  # noqa: B009
-        if record.group is None:
-            fcurve.group = None
-        elif fcurve.group is None or fcurve.group.name != record.group:
-            fcurve.group = groups.get(record.group) or groups.new(record.group)
+        fcurve.group = groups.get(record.group) or groups.new(record.group)
     for name, value in record.attributes.items():
         setattr(fcurve, name, value)
     while len(fcurve.modifiers):

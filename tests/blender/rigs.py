@@ -81,31 +81,26 @@ def key_rotation(
                 point.interpolation = interpolation
 
 
-def fcurves_of(obj: bpy.types.Object, action: bpy.types.Action | None = None) -> list:
-    """All F-curves of ``action`` (default: the active action) for ``obj``'s slot."""
+def _channel_owners(obj: bpy.types.Object, action: bpy.types.Action | None) -> list:
+    """What holds ``action``'s F-curves and groups for ``obj``'s slot: its channelbags (4.4+)
+    or the action itself (4.2/4.3)."""
     anim = obj.animation_data
     action = action or anim.action
-    if hasattr(action, "slots"):
-        slot = getattr(anim, "action_slot", None) or action.slots[0]
-        fcurves = []
-        for layer in action.layers:
-            for strip in layer.strips:
-                bag = strip.channelbag(slot)
-                if bag is not None:
-                    fcurves.extend(bag.fcurves)
-        return fcurves
-    return list(action.fcurves)
+    if not hasattr(action, "slots"):
+        return [action]
+    slot = getattr(anim, "action_slot", None) or action.slots[0]
+    bags = (strip.channelbag(slot) for layer in action.layers for strip in layer.strips)
+    return [bag for bag in bags if bag is not None]
+
+
+def fcurves_of(obj: bpy.types.Object, action: bpy.types.Action | None = None) -> list:
+    """All F-curves of ``action`` (default: the active action) for ``obj``'s slot."""
+    return [fc for owner in _channel_owners(obj, action) for fc in owner.fcurves]
 
 
 def channel_groups(obj: bpy.types.Object) -> list:
     """The channel groups of the active action for ``obj``'s slot, in order."""
-    anim = obj.animation_data
-    action = anim.action
-    if hasattr(action, "slots"):
-        slot = getattr(anim, "action_slot", None) or action.slots[0]
-        return [group for layer in action.layers for strip in layer.strips
-                if strip.channelbag(slot) is not None for group in strip.channelbag(slot).groups]
-    return list(action.groups)
+    return [group for owner in _channel_owners(obj, None) for group in owner.groups]
 
 
 def push_to_nla(obj: bpy.types.Object, frame_start: float = 1.0) -> bpy.types.NlaStrip:
