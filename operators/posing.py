@@ -40,7 +40,7 @@ from bpy.props import BoolProperty, EnumProperty, FloatVectorProperty
 from bpy_extras import view3d_utils
 from mathutils import Matrix, Quaternion, Vector
 
-from ..rq_blender import bone_modes, conversion
+from ..rq_blender import bone_modes, conversion, screen
 from ..rq_blender.registration import register_classes_factory
 from ..rq_rotation import clamp_swing_ellipse, quat_to_rq, quat_to_swing_twist
 
@@ -342,6 +342,10 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
                 continue
             bone_modes.write_parameters(pose_bone, state.last)
         self._header(context)
+        # Evaluate now: left to the event loop, the drawing sometimes ran before the drivers
+        # had read the new values, and the bone showed the previous mouse position's pose.
+        context.view_layer.update()
+        screen.show_changes()
 
     @staticmethod
     def _rq(rotation: Quaternion, state: BoneState) -> list[float]:
@@ -392,6 +396,7 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
             elif auto_key:
                 self._key(pose_bone, state)
             obj.update_tag()
+        screen.show_changes()
         if not confirm:
             return {'CANCELLED'}
         count = len(self.bones)

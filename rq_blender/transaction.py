@@ -33,7 +33,7 @@ from typing import Any, cast
 import bpy
 import numpy as np
 
-from . import animdata, compat
+from . import animdata, compat, screen
 
 # Keyframe attributes read and written in bulk, with the numpy type foreach_get needs.
 KEY_ATTRIBUTES: tuple[tuple[str, Any, int], ...] = (
@@ -105,7 +105,8 @@ class ObjectRecord:
 @contextmanager
 def all_or_nothing(bones: Iterable[tuple[bpy.types.Object, str]]) -> Iterator[None]:
     """Restore the rotation state of ``bones`` (``(object, bone name)`` pairs) if the block
-    raises; the exception propagates after the restore."""
+    raises; the exception propagates after the restore. When it succeeds, every editor is
+    redrawn to show the change (`screen.show_changes`)."""
     by_object: dict[str, tuple[bpy.types.Object, set[str]]] = {}
     for obj, name in bones:
         by_object.setdefault(obj.name_full, (obj, set()))[1].add(name)
@@ -116,6 +117,7 @@ def all_or_nothing(bones: Iterable[tuple[bpy.types.Object, str]]) -> Iterator[No
         for record in records:
             _restore_object(record)
         raise
+    screen.show_changes()
 
 
 def report_failure(operator: bpy.types.Operator, error: BaseException) -> set[Any]:
