@@ -8,14 +8,16 @@ own R runs), and behaves like Blender's rotate: the mouse turns the selection ab
 axis around the bones' median point (each bone about its own joint), R again switches to
 trackball, X/Y/Z constrain to the global axis and again to each bone's local axis, typed
 numbers set the angle in degrees (- negates, Backspace deletes), LMB/Enter/Space confirm,
-RMB/Esc cancel, auto-keying keys the changed channels. Ctrl snaps the mouse's angle to the
+RMB/Esc cancel, auto-keying keys the changed channels; the status bar shows these keys while it
+runs. Ctrl snaps the mouse's angle to the
 scene's rotation increment (``snap_angle_increment_3d``; with Shift too, the precision
 increment), and when the scene snaps rotations to increments (Snap on, Affect Rotate, Increment)
 Ctrl turns that off instead; Shift makes the mouse turn 10x slower from where it was pressed.
 Typed angles are neither snapped nor slowed. The rotate gizmo's dials
 (``panels/gizmo.py``) start it too, with an axis constraint in the gizmo's orientation (or
 trackball) and confirm on release. Every mouse move writes the bones'
-parameters (ID properties), so the panels, drivers and viewport follow continuously:
+parameters (ID properties), evaluates the depsgraph and redraws every editor
+(`screen.show_changes`), so the viewport and the panels show each mouse position's pose:
 
 - RQ bones get the rotation vector closest to the previously written one
   (`quat_to_rq` with ``near``): no flip, extra turns kept, across the 2 pi shells;
@@ -69,6 +71,12 @@ CONSTRAINT_ITEMS = (
     ('Y', "Y", "About the Y axis of the orientation"),
     ('Z', "Z", "About the Z axis of the orientation"),
 )
+# The status bar while rotating, as Blender's rotate shows its modal keys: (icon, what it does).
+STATUS_KEYS = (
+    ('MOUSE_LMB', "Confirm"), ('MOUSE_RMB', "Cancel"),
+    ('EVENT_X', "X Axis"), ('EVENT_Y', "Y Axis"), ('EVENT_Z', "Z Axis"),
+    ('EVENT_R', "Trackball"), ('EVENT_CTRL', "Snap Invert"), ('EVENT_SHIFT', "Precision"),
+)
 ORIENT_ITEMS = (
     ('GLOBAL', "Global", "World axes"),
     ('LOCAL', "Local", "Each bone's own posed axes"),
@@ -119,6 +127,16 @@ def snap_settings(scene: bpy.types.Scene | None) -> tuple[bool, float, float]:
 def snap_angle(angle: float, increment: float) -> float:
     """``angle`` rounded to the nearest multiple of ``increment`` (unchanged if it is not > 0)."""
     return round(angle / increment) * increment if increment > 0.0 else angle
+
+
+def _draw_status(header: Any, _context: bpy.types.Context) -> None:
+    """The modal keys of `POSE_OT_rq_rotate` in the status bar (``status_text_set`` calls it
+    with the status bar's header)."""
+    row = header.layout.row(align=True)
+    for icon, text in STATUS_KEYS:
+        row.label(text=text, icon=icon)
+        row.separator(factor=2.0)
+    row.label(text="Type an angle: 0-9 . - Backspace")
 
 
 def addon_bones(context: bpy.types.Context) -> list[bpy.types.PoseBone]:
@@ -215,6 +233,8 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
         self.snap_default, self.snap_increment, self.snap_precision = snap_settings(
             context.scene)
         cast(Any, context.window_manager).modal_handler_add(self)
+        if context.workspace is not None:
+            context.workspace.status_text_set(_draw_status)
         self._update(context)
         return {'RUNNING_MODAL'}
 
@@ -384,6 +404,8 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
         area = context.area
         if area is not None:
             area.header_text_set(None)
+        if context.workspace is not None:
+            context.workspace.status_text_set(None)
         scene = context.scene
         auto_key = confirm and scene is not None and scene.tool_settings.use_keyframe_insert_auto
         for state in self.bones:

@@ -600,3 +600,45 @@ def unbind_search_key() -> None:
     keymap, items = _search_key_items()
     for item in items:
         keymap.keymap_items.remove(item)
+
+
+# -- what the screen shows -------------------------------------------------------------------
+
+def bones_box(obj_name: str, margin: int = 40) -> list[int]:
+    """``window_box``-style ``[x, y, width, height]`` around the heads and tails of every bone
+    of ``obj_name`` as the 3D View projects them now, ``margin`` pixels wider on each side and
+    clipped to the view's main region: where posing changes pixels."""
+    from bpy_extras import view3d_utils
+
+    view = area("VIEW_3D")
+    region = next(r for r in view.regions if r.type == 'WINDOW')
+    rv3d = view.spaces.active.region_3d
+    obj = bpy.data.objects[obj_name]
+    points = [view3d_utils.location_3d_to_region_2d(region, rv3d, obj.matrix_world @ p)
+              for pb in obj.pose.bones for p in (pb.head, pb.tail)]
+    xs = [p.x for p in points if p is not None]
+    ys = [p.y for p in points if p is not None]
+    left, right = max(0, min(xs) - margin), min(region.width, max(xs) + margin)
+    bottom, top = max(0, min(ys) - margin), min(region.height, max(ys) + margin)
+    window = bpy.context.window_manager.windows[0]
+    return [round(region.x + left), round(window.height - (region.y + top)),
+            round(right - left), round(top - bottom)]
+
+
+def status_bar_box() -> list[int]:
+    """``[x, y, width, height]`` of the status bar: a global area at the window's bottom, not
+    among ``screen.areas``; its height is Blender's ``HEADERY`` (26 px) times the UI scale."""
+    window = bpy.context.window_manager.windows[0]
+    height = round(26 * bpy.context.preferences.system.ui_scale)
+    return [0, window.height - height, window.width, height]
+
+
+def remove_action(obj: Any) -> None:
+    """Unassign and delete ``obj``'s action, keeping its drivers (``animation_data_clear``
+    would remove the add-on's drivers too)."""
+    data = obj.animation_data
+    if data is not None and data.action is not None:
+        action = data.action
+        data.action = None
+        bpy.data.actions.remove(action)
+    obj.update_tag()
