@@ -103,9 +103,14 @@ def test_r_drag_shows_every_pose_live_and_esc_restores_the_screen(gui, keyed_spi
                   before["status"]) < MOVED:
         assert time.monotonic() < deadline, "no modal keys in the status bar"
 
+    # Free rotation, then RR (trackball), then X (global axis), then a typed angle.
+    steps = [("mousemove", str(mouse[0] - 35 * i), str(mouse[1] + 30 * i)) for i in (1, 2, 3)]
+    steps += [("key", "r"), ("mousemove", str(mouse[0] - 60), str(mouse[1] + 140)),
+              ("key", "x"), ("mousemove", str(mouse[0] + 40), str(mouse[1] + 60)),
+              ("key", "3"), ("key", "5")]
     during, written = [], []
-    for step in range(1, 5):
-        gui.xdotool("mousemove", str(mouse[0] - 35 * step), str(mouse[1] + 30 * step))
+    for step, action in enumerate(steps, start=1):
+        gui.xdotool(*action)
         state = wait_for_change(gui, ROTATING, state)
         during.append(grab(gui, f"live-during{step}", screen_boxes))
         written.append(gui.run(f"result = {value}"))
@@ -115,11 +120,11 @@ def test_r_drag_shows_every_pose_live_and_esc_restores_the_screen(gui, keyed_spi
 
     for key in (*screen_boxes, "status"):
         assert changed(after[key], before[key]) <= SAME, f"Esc left the {key} changed"
-    # Each mouse move moved the rig on screen...
+    # Each step moved the rig on screen...
     shown = [before, *during]
     for step in range(1, len(shown)):
-        assert changed(shown[step]["rig"], shown[step - 1]["rig"]) > MOVED, step
-    # ...to the pose written at that move, with the panels showing its numbers.
+        assert changed(shown[step]["rig"], shown[step - 1]["rig"]) > MOVED, steps[step - 1]
+    # ...to the pose written at that step, with the panels showing its numbers.
     for step, values in enumerate(written, start=1):
         gui.run(
             "pb = bpy.data.objects['Chain'].pose.bones['Spine']\n"
@@ -129,7 +134,7 @@ def test_r_drag_shows_every_pose_live_and_esc_restores_the_screen(gui, keyed_spi
         reference = grab(gui, f"live-reference{step}", screen_boxes)
         for key in screen_boxes:
             assert changed(during[step - 1][key], reference[key]) <= SAME, (
-                f"move {step}: the {key} did not show the pose written ({values})")
+                f"{steps[step - 1]}: the {key} did not show the pose written ({values})")
     assert_no_python_error(gui, since)
 
 
