@@ -91,6 +91,13 @@ def euler_to_quat(e, order="XYZ"):
         ``(w, x, y, z)``, ``q = q_C * q_B * q_A`` for order ``'ABC'``, with
         ``q_X(a) = (cos(a/2), sin(a/2), 0, 0)`` etc. (computed in closed form, see
         `_euler_to_quat_block`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rq_rotation import euler_to_quat
+    >>> euler_to_quat([0.0, 0.0, np.pi / 2], "XYZ").round(6)
+    array([0.707107, 0.      , 0.      , 0.707107])
     """
     e = as_vectors(e, "e")
     order = check_order(order)

@@ -54,6 +54,16 @@ def quat_multiply(p, q):
     -------
     ndarray, shape (..., 4)
         ``(pw qw - p.q, pw q + qw p + p x q)`` (vector parts ``p``, ``q``).
+
+    Examples
+    --------
+    ``q`` first, then ``p``: a quarter turn about X after one about Z.
+
+    >>> import numpy as np
+    >>> from rq_rotation import quat_multiply, quat_rotate, rq_to_quat
+    >>> p, q = rq_to_quat([np.pi / 2, 0.0, 0.0]), rq_to_quat([0.0, 0.0, np.pi / 2])
+    >>> quat_rotate(quat_multiply(p, q), [1.0, 0.0, 0.0]).round(6)  # X -> Y -> Z
+    array([0., 0., 1.])
     """
     return _qmul(as_quats(p, "p"), as_quats(q, "q"))
 

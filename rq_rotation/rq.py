@@ -100,6 +100,18 @@ def rq_to_quat(v):
     -----
     Computed with a single ``tan(theta/4)`` (half-angle tangent formulas) and a Taylor series
     below ``SMALL_ANGLE_RQ_TO_QUAT``.
+
+    Examples
+    --------
+    A quarter turn about Z, and the identity:
+
+    >>> import numpy as np
+    >>> from rq_rotation import rq_to_quat
+    >>> rq_to_quat([0.0, 0.0, np.pi / 2]).round(6)
+    array([0.707107, 0.      , 0.      , 0.707107])
+    >>> rq_to_quat(np.zeros((2, 3)))
+    array([[1., 0., 0., 0.],
+           [1., 0., 0., 0.]])
     """
     return _rq_to_quat(as_vectors(v, "v"))
 
@@ -188,6 +200,18 @@ def quat_to_rq(q, near=None):
         ``v + 2 pi k v/|v|`` for every integer ``k``, the one closest to ``near``; for the
         identity (every shell ``|v| = 2 pi k``) that is ``2 pi round(|near| / 2 pi)`` along
         ``near`` (0 when ``near`` is 0). This is the tool for continuity over time.
+
+    Examples
+    --------
+    The shortest vector, then the one closest to a vector that has turned past pi:
+
+    >>> import numpy as np
+    >>> from rq_rotation import quat_to_rq, rq_to_quat
+    >>> q = rq_to_quat([0.0, 0.0, 3.5])  # 3.5 rad about Z
+    >>> quat_to_rq(q).round(6) + 0.0  # the same rotation, 2 pi - 3.5 the other way
+    array([ 0.      ,  0.      , -2.783185])
+    >>> quat_to_rq(q, near=[0.0, 0.0, 3.4]).round(6)
+    array([0. , 0. , 3.5])
     """
     q = as_quats(q, "q", normalize=False)
     if near is not None:

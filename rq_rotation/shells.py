@@ -35,6 +35,16 @@ def reparameterize(v):
         ``v - 2 pi n v/|v|`` with ``n = round(|v| / 2 pi)`` where ``|v| > pi`` (so the result has
         ``|result| <= pi``); vectors with ``|v| <= pi`` are returned unchanged. This is the
         paper's ``(1 - 2 pi/|v|) v`` generalized to every shell.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rq_rotation import reparameterize, rq_to_matrix
+    >>> v = np.array([0.0, 2.0 * np.pi + 0.5, 0.0])
+    >>> reparameterize(v).round(6)
+    array([0. , 0.5, 0. ])
+    >>> bool(np.allclose(rq_to_matrix(reparameterize(v)), rq_to_matrix(v)))
+    True
     """
     v = as_vectors(v, "v")
     th = np.linalg.norm(v, axis=-1)

@@ -267,6 +267,17 @@ def rq_spline(times, keys, kind="catmull_rom", tangents=None, angular_velocities
     RQSpline
         With ``evaluate(t)``, ``derivative(t)``, ``evaluate_quat(t)``, ``angular_velocity(t)``,
         ``bezier_segments()`` and ``hidden_keys``.
+
+    Examples
+    --------
+    A Catmull-Rom spline through three keys passes through them:
+
+    >>> import numpy as np
+    >>> from rq_rotation import rq_spline
+    >>> keys = np.array([[0.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 0.5, 2.0]])
+    >>> spline = rq_spline([0.0, 10.0, 20.0], keys)
+    >>> bool(np.allclose(spline.evaluate([0.0, 10.0, 20.0]), keys))
+    True
     """
     times = as_scalars(times, "times")
     segs = bezier_control_points(times, keys, kind, tangents, angular_velocities, frame)

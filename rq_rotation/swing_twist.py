@@ -39,6 +39,15 @@ def swing_twist_to_quat(swing, twist):
     With ``q_s = rq_to_quat((r_x, 0, r_z)) = (c_s, s_x, 0, s_z)`` and
     ``q_t = (cos(t/2), 0, sin(t/2), 0)``: ``q = (c_s c_t, s_x c_t - s_z s_t, c_s s_t,
     s_x s_t + s_z c_t)``.
+
+    Examples
+    --------
+    A twist alone turns about the bone's Y axis:
+
+    >>> import numpy as np
+    >>> from rq_rotation import swing_twist_to_quat
+    >>> swing_twist_to_quat([0.0, 0.0], np.pi / 2).round(6)
+    array([0.707107, 0.      , 0.707107, 0.      ])
     """
     swing = as_vectors(swing, "swing", 2)
     twist = as_scalars(twist, "twist")
@@ -105,6 +114,16 @@ def quat_to_swing_twist(q, near=None):
     ``2 pi k`` (as for ``quat_to_rq``; the identity swing may move to any shell point) and the
     twist moved by ``2 pi m``, independently. With ``near`` both are chosen closest to the
     reference, and at a swing of exactly ``pi`` the reference twist is used.
+
+    Examples
+    --------
+    A round trip:
+
+    >>> import numpy as np
+    >>> from rq_rotation import quat_to_swing_twist, swing_twist_to_quat
+    >>> swing, twist = quat_to_swing_twist(swing_twist_to_quat([0.3, -0.2], 0.7))
+    >>> swing.round(6), round(float(twist), 6)
+    (array([ 0.3, -0.2]), 0.7)
     """
     q = as_quats(q, "q")
     if near is None:
