@@ -149,7 +149,7 @@ def test_figure2_max_angle_under_3_degrees():
     res = rq.figure2_experiment()
     print(f"Figure 2 max angle: {res['max_angle_deg']:.4f} degrees")
     assert res["max_angle_deg"] < 3.0
-    # the same number from an independent implementation (1.976 degrees; the 1.98)
+    # the same number from an independent implementation (1.976 degrees)
     assert res["max_angle_deg"] == pytest.approx(_figure2_with_scipy(), abs=1e-9)
     assert res["rq_curve"].shape == res["spherical_curve"].shape
     np.testing.assert_allclose(res["rq_curve"][::200], rq.FIGURE2_KEYS, atol=1e-15)
