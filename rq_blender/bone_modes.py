@@ -365,7 +365,7 @@ def _reads_finite(armature_object: bpy.types.Object, paths: Sequence[str]) -> bo
     """Whether every data path (from the object) resolves to a finite number."""
     for path in paths:
         try:
-            value = float(armature_object.path_resolve(path))
+            value = float(cast(Any, armature_object.path_resolve(path)))
         except (ValueError, TypeError):
             return False
         if not math.isfinite(value):

@@ -6,9 +6,9 @@ A bone rename tags the armature for a depsgraph update; ``depsgraph_update_post`
 repairs the updated armature objects whose bone names changed since it last looked, or
 that have a driver flagged invalid (Blender flags a driver for good when it reads NaN; see
 `bone_modes.repair_driver_paths`). Every other update, such as each mouse move of a drag,
-costs one look at the names and at the drivers' flags. ``load_post`` repairs every armature of a file, which may come renamed from elsewhere.
-Neither runs during playback (frame changes fire other handlers), and evaluation itself
-never needs them.
+costs one look at the names and at the drivers' flags. ``load_post`` repairs every
+armature of a file, which may come renamed from elsewhere. Neither runs during playback
+(frame changes fire other handlers), and evaluation itself never needs them.
 """
 
 from __future__ import annotations
@@ -24,9 +24,10 @@ _settled: dict[str, tuple[str, ...]] = {}
 def _repair(objects: object, only_renamed: bool) -> None:
     """Repair the armature objects among ``objects``; with ``only_renamed``, only those whose
     bone names changed since their drivers were last found in order (a rename is what makes
-    paths stale) or that have an invalid driver. An armature counts as settled only once a scan changes nothing: after an
-    Edit-mode rename Blender flags the drivers invalid in a later update than the one that
-    renames the pose bones, and the next scan clears that flag."""
+    paths stale) or that have an invalid driver. An armature counts as settled only once a
+    scan changes nothing: after an Edit-mode rename Blender flags the drivers invalid in a
+    later update than the one that renames the pose bones, and the next scan clears that
+    flag."""
     for candidate in objects:  # type: ignore[attr-defined]
         if not (isinstance(candidate, bpy.types.Object) and candidate.type == 'ARMATURE'):
             continue

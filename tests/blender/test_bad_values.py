@@ -125,3 +125,26 @@ def test_inverted_twist_range_converts_there_and_back_keeping_every_frame(addon)
         assert (error <= rigs.matrix_bound(before)).all(), (mode, error.max())
     assert tuple(pose_bone["rq_twist_limit"]) == pytest.approx(
         (math.radians(60), math.radians(45)))
+
+
+def test_fix_limits_operator_sets_negative_axes_to_zero_and_swaps_an_inverted_range(addon):
+    obj = rigs.armature(["Spine"])
+    assert bpy.ops.pose.rq_set_mode(mode="SWING_TWIST") == {'FINISHED'}
+    pose_bone = obj.pose.bones[0]
+    pose_bone["rq_swing_limit"] = (-0.2, 1.0)
+    pose_bone["rq_twist_limit"] = (1.0, 0.5)
+    modes = ro.addon_module("rq_blender.bone_modes")
+    assert len(modes.limit_warnings(*modes.joint_limits(pose_bone))) == 2
+    assert bpy.ops.pose.rq_fix_limits(bone="Spine") == {'FINISHED'}
+    assert tuple(pose_bone["rq_swing_limit"]) == pytest.approx((0.0, 1.0))
+    assert tuple(pose_bone["rq_twist_limit"]) == pytest.approx((0.5, 1.0))
+    assert modes.limit_warnings(*modes.joint_limits(pose_bone)) == []
+    assert bpy.ops.pose.rq_fix_limits(bone="Spine") == {'CANCELLED'}  # nothing left to fix
+
+
+def test_reset_property_operator(addon):
+    obj = _rq_bone((math.nan, 0.0, 0.0))
+    assert bpy.ops.pose.rq_reset_property(name="rq_vector", bone="Spine") == {'FINISHED'}
+    assert tuple(obj.pose.bones[0]["rq_vector"]) == (0.0, 0.0, 0.0)
+    with pytest.raises(RuntimeError, match="not a property of the add-on"):
+        bpy.ops.pose.rq_reset_property(name="location", bone="Spine")
