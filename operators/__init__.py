@@ -5,6 +5,7 @@ through `rq_blender`, and report what they did."""
 from ..rq_blender.registration import register_modules_factory
 from . import (
     bake,
+    bone_values,
     compare,
     continuity_filter,
     posing,
@@ -14,5 +15,6 @@ from . import (
 )
 
 register, unregister = register_modules_factory(
-    (set_mode, bake, continuity_filter, reparameterize, spline_interpolate, compare, posing)
+    (set_mode, bake, continuity_filter, reparameterize, spline_interpolate, compare, posing,
+     bone_values)
 )

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import bpy
 
-from ..rq_blender import key_continuity, parameter_curves, progress, transaction
+from ..rq_blender import bone_modes, key_continuity, parameter_curves, progress, transaction
 from ..rq_blender.registration import register_classes_factory
 
 if TYPE_CHECKING:
@@ -43,6 +43,8 @@ class POSE_OT_rq_continuity_filter(bpy.types.Operator):
         try:
             with transaction.all_or_nothing((c.obj, c.bone_name) for c in targets), \
                     progress.progress(context, len(targets)) as update:
+                for c in targets:
+                    bone_modes.check_values(parameter_curves.pose_bone(c.obj, c.bone_name))
                 for done, curves in enumerate(targets):
                     count = key_continuity.apply_filter(curves)
                     if count:

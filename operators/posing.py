@@ -42,9 +42,9 @@ from bpy.props import BoolProperty, EnumProperty, FloatVectorProperty
 from bpy_extras import view3d_utils
 from mathutils import Matrix, Quaternion, Vector
 
-from ..rq_blender import bone_modes, conversion, screen
+from ..rq_blender import bone_modes, conversion, screen, transaction
 from ..rq_blender.registration import register_classes_factory
-from ..rq_rotation import clamp_swing_ellipse, quat_to_rq, quat_to_swing_twist
+from ..rq_rotation import clamp_swing_ellipse, clamp_twist, quat_to_rq, quat_to_swing_twist
 
 TRACKBALL_RADIANS_PER_PIXEL = 0.01
 PRECISION_FACTOR = 0.1  # Shift: the mouse turns the bones 10x slower, as in Blender's transform
@@ -199,6 +199,11 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
         region, view = context.region, context.region_data
         if region is None or view is None:
             return {'CANCELLED'}
+        try:
+            for pose_bone in context.selected_pose_bones or ():
+                bone_modes.check_values(pose_bone)
+        except ValueError as error:
+            return transaction.report_failure(self, error)
         self.bones: list[BoneState] = []
         heads = []
         for pose_bone in context.selected_pose_bones or ():
@@ -378,7 +383,7 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
         swing, twist = quat_to_swing_twist(np.array(rotation), near=near)
         (a, b), (low, high) = bone_modes.joint_limits(pose_bone)
         limited_swing = clamp_swing_ellipse(swing, a, b)
-        limited_twist = bone_modes.clamp_twist(float(twist), low, high)
+        limited_twist = float(clamp_twist(float(twist), low, high))
         self.limited |= bool(np.any(limited_swing != swing)) or limited_twist != float(twist)
         return {"rq_swing": [float(x) for x in limited_swing], "rq_twist": limited_twist}
 

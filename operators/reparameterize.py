@@ -72,7 +72,13 @@ class POSE_OT_rq_reparameterize(bpy.types.Operator):
         animated: list[str] = []
         outside_limits: list[str] = []
         candidates = 0
-        for obj, bone_name in parameter_curves.selected_pose_bones(context):
+        selected = parameter_curves.selected_pose_bones(context)
+        try:
+            for obj, bone_name in selected:
+                bone_modes.check_values(parameter_curves.pose_bone(obj, bone_name))
+        except ValueError as error:
+            return transaction.report_failure(self, error)
+        for obj, bone_name in selected:
             pose_bone = parameter_curves.pose_bone(obj, bone_name)
             for name in parameter_curves.VECTOR_PARAMETERS:
                 if pose_bone.get(name) is None:  # type: ignore[func-returns-value]

@@ -20,7 +20,12 @@ import numpy as np
 from ..rq_blender import bone_modes, compat
 from ..rq_blender.overlay import settings as overlay_settings
 from ..rq_blender.registration import register_classes_factory
-from ..rq_rotation import clamp_swing_ellipse, scale_swing_into_ellipse, shell_distance
+from ..rq_rotation import (
+    clamp_swing_ellipse,
+    effective_limits,
+    scale_swing_into_ellipse,
+    shell_distance,
+)
 
 MODE_LABELS = {
     "RQ": "RQ (Rotation Vector)", "SWING_TWIST": "Swing/Twist", "QUATERNION": "Quaternion",
@@ -94,34 +99,83 @@ def draw_mode_menu(layout: bpy.types.UILayout, mode: str) -> None:
 
 
 def draw_bone(layout: bpy.types.UILayout, pose_bone: bpy.types.PoseBone) -> None:
-    """Mode, parameters, limits with their status, and warnings for one pose bone."""
+    """Mode, parameters, limits with their status, and warnings for one pose bone.
+
+    Values no tool can use (`bone_modes.value_problems`) are named with a reset button, and
+    the status computed from them is left out: the panel always draws whole."""
     mode = bone_modes.current_mode(pose_bone)
     draw_mode_menu(layout, mode)
+    problems = dict(bone_modes.value_problems(pose_bone))
+    _draw_problems(layout, pose_bone, problems)
+    stored: Any = pose_bone  # ID properties (the stubs lack ``in``)
+
+    def prop(owner: bpy.types.UILayout, name: str, text: str) -> None:
+        if name in stored:
+            owner.prop(pose_bone, f'["{name}"]', text=text)
+
     if mode == "RQ":
-        layout.prop(pose_bone, '["rq_vector"]', text="Vector")
-        _draw_shell_warning(layout, np.asarray(pose_bone["rq_vector"], dtype=float))
+        prop(layout, "rq_vector", "Vector")
+        if not problems:
+            _draw_shell_warning(layout, np.asarray(pose_bone["rq_vector"], dtype=float))
     elif mode == "SWING_TWIST":
         column = layout.column()
-        column.prop(pose_bone, '["rq_swing"]', text="Swing X, Z")
-        column.prop(pose_bone, '["rq_twist"]', text="Twist Y")
-        swing = np.asarray(pose_bone["rq_swing"], dtype=float)
-        _draw_shell_warning(layout, np.array([swing[0], 0.0, swing[1]]))
+        prop(column, "rq_swing", "Swing X, Z")
+        prop(column, "rq_twist", "Twist Y")
+        if not problems:
+            swing = np.asarray(pose_bone["rq_swing"], dtype=float)
+            _draw_shell_warning(layout, np.array([swing[0], 0.0, swing[1]]))
         box = layout.box()
         box.label(text="Limits", icon='CON_ROTLIMIT')
-        box.prop(pose_bone, '["rq_swing_limit"]', text="Swing Ellipse")
-        box.prop(pose_bone, '["rq_twist_limit"]', text="Twist Range")
-        swing_limit, twist_limit = bone_modes.joint_limits(pose_bone)
-        for icon, text in (
-            swing_status(swing, np.asarray(swing_limit)),
-            twist_status(float(pose_bone["rq_twist"]), np.asarray(twist_limit)),
-        ):
-            box.label(text=text, icon=icon)
+        prop(box, "rq_swing_limit", "Swing Ellipse")
+        prop(box, "rq_twist_limit", "Twist Range")
+        if not problems:
+            swing_limit, twist_limit = bone_modes.joint_limits(pose_bone)
+            # The status against the limits as they act (negative semi-axes as 0, ...).
+            a, b, low, high = effective_limits(*swing_limit, *twist_limit)
+            for icon, text in (
+                swing_status(swing, np.array([a, b])),
+                twist_status(float(pose_bone["rq_twist"]), np.array([low, high])),
+            ):
+                box.label(text=text, icon=icon)
+            _draw_limit_warnings(box, pose_bone, swing_limit, twist_limit)
     else:
         layout.label(text="Native mode: pick RQ or Swing/Twist above", icon='INFO')
         return
     column = layout.column(align=True)
     for idname, text, icon in ANIMATION_OPERATORS:
         column.operator(idname, text=text, icon=icon)
+
+
+def _draw_problems(
+    layout: bpy.types.UILayout, pose_bone: bpy.types.PoseBone, problems: dict[str, str]
+) -> None:
+    """One alert line per unusable property, with a button resetting it to its default."""
+    if not problems:
+        return
+    box = layout.box()
+    box.alert = True
+    for name, message in problems.items():
+        box.label(text=message, icon='ERROR')
+        button = box.operator("pose.rq_reset_property", text=f"Reset {name}", icon='LOOP_BACK')
+        button.name = name
+        button.bone = pose_bone.name
+
+
+def _draw_limit_warnings(
+    box: bpy.types.UILayout,
+    pose_bone: bpy.types.PoseBone,
+    swing_limit: tuple[float, float],
+    twist_limit: tuple[float, float],
+) -> None:
+    """Negative semi-axes or an inverted twist range: what they do, and a one-click fix."""
+    warnings = bone_modes.limit_warnings(swing_limit, twist_limit)
+    if not warnings:
+        return
+    column = box.column()
+    column.alert = True
+    for text in warnings:
+        column.label(text=text, icon='ERROR')
+    column.operator("pose.rq_fix_limits", icon='TOOL_SETTINGS').bone = pose_bone.name
 
 
 def _draw_shell_warning(layout: bpy.types.UILayout, vector: np.ndarray) -> None:

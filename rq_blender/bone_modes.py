@@ -20,6 +20,12 @@ Parameter conventions (radians, the bone's local axes):
   is scaled radially into the ellipse and the twist clamped. The defaults (pi, pi) and
   (-pi, pi) clamp nothing for a swing of at most pi and a twist in [-pi, pi].
 
+Any limit values mean something (the core's ``rq_rotation.effective_limits``): a negative
+semi-axis acts as zero (a hinge) and an inverted twist range holds the twist at its first
+value; the drivers and every tool agree on that. Values that are not finite numbers of the
+right count (NaN, inf, a wrong length) are refused by every tool (`check_values`) and shown
+with a reset button in the panel (`value_problems`, `reset_property`).
+
 Limits stay on the bone when it leaves swing/twist mode (they are inert without the drivers),
 so a bone switched away and back keeps its joint limits.
 """
@@ -32,6 +38,7 @@ from typing import Any, cast
 
 import bpy
 
+from .. import rq_rotation as rq
 from . import drivers
 
 ADDON_MODES = ("RQ", "SWING_TWIST")
@@ -173,11 +180,111 @@ def joint_limits(
     return swing, twist
 
 
-def clamp_twist(twist: float, low: float, high: float) -> float:
-    """The twist the drivers pose: ``clamp(t, l, h)`` as Blender's simple expressions compute
-    it (``low`` below it, else at most ``high``). Never an error, also for a twist range the
-    user set upside down (where the core's ``clamp_twist`` raises)."""
-    return low if twist < low else min(twist, high)
+def _property_names(pose_bone: bpy.types.PoseBone, target: str | None) -> list[tuple[str, int]]:
+    """``(name, size)`` of the properties the bone's add-on mode reads, and the limits also
+    when ``target`` is ``'SWING_TWIST'`` (a bone switching there keeps its stored limits)."""
+    mode = current_mode(pose_bone)
+    names = list(PARAMETERS[mode]) if mode in ADDON_MODES else []
+    if "SWING_TWIST" in (mode, target):
+        names.extend((name, 2) for name in LIMITS if mode == "SWING_TWIST"
+                     or _has_property(pose_bone, name))
+    return names
+
+
+def _problem(pose_bone: bpy.types.PoseBone, name: str, size: int) -> str | None:
+    """What is wrong with the stored property ``name`` (``size`` floats, 1 a scalar), or
+    None: missing, not numbers, the wrong count, NaN or infinite."""
+    what = f"{name} of {pose_bone.name}"
+    stored: Any = pose_bone.get(name)
+    if stored is None:
+        return f"{what} is missing"
+    try:
+        values = [float(stored)] if size == 1 else [float(v) for v in stored]
+    except (TypeError, ValueError):
+        return f"{what} is not {'a number' if size == 1 else f'{size} numbers'}"
+    if len(values) != size:
+        return f"{what} has {len(values)} values, not {size}"
+    if any(math.isnan(v) for v in values):
+        return f"{what} is not a number"
+    if not all(math.isfinite(v) for v in values):
+        return f"{what} is infinite"
+    return None
+
+
+def value_problems(
+    pose_bone: bpy.types.PoseBone, target: str | None = None
+) -> list[tuple[str, str]]:
+    """``(property name, message)`` for each parameter or limit property of the bone that no
+    tool can use (see `check_values`); empty when all are fine."""
+    found = ((name, _problem(pose_bone, name, size))
+             for name, size in _property_names(pose_bone, target))
+    return [(name, message) for name, message in found if message is not None]
+
+
+def check_values(pose_bone: bpy.types.PoseBone, target: str | None = None) -> None:
+    """Refuse a bone whose stored values a tool cannot use.
+
+    Checks the parameters of the bone's add-on mode and, for swing/twist (the bone's mode
+    or ``target``), its limits: each must hold finite numbers of the right count. Raises
+    ValueError naming the bone and the property (``"rq_vector of Spine is not a number"``).
+    Every operator calls this before it changes anything.
+    """
+    problems = value_problems(pose_bone, target)
+    if problems:
+        raise ValueError("; ".join(message for _, message in problems))
+
+
+def default_value(name: str) -> float | list[float]:
+    """The default of a parameter (zero rotation) or limit property (`LIMITS`)."""
+    if name in LIMITS:
+        return list(LIMITS[name])
+    for parameters in PARAMETERS.values():
+        for parameter, size in parameters:
+            if parameter == name:
+                return 0.0 if size == 1 else [0.0] * size
+    raise ValueError(f"{name!r} is not a property of the add-on")
+
+
+def reset_property(pose_bone: bpy.types.PoseBone, name: str) -> None:
+    """Store the default of ``name`` (`default_value`) on the bone, recreated with its UI
+    data, and tag the armature. Raises ValueError for a name that is not the add-on's."""
+    _set_property(pose_bone, name, default_value(name))
+    pose_bone.id_data.update_tag()
+
+
+def limit_warnings(
+    swing_limit: Sequence[float], twist_limit: Sequence[float]
+) -> list[str]:
+    """What the limits mean beyond their face value: negative semi-axes (acting as zero)
+    and an inverted twist range (holding the twist at its first value)."""
+    warnings = [
+        f"Swing semi-axis {axis} is negative: it acts as 0 (a hinge)"
+        for axis, value in zip("XZ", swing_limit, strict=True) if value < 0.0
+    ]
+    if twist_limit[0] > twist_limit[1]:
+        warnings.append(
+            f"Twist range is inverted: the twist is held at {math.degrees(twist_limit[0]):.1f}°"
+        )
+    return warnings
+
+
+def fix_limits(pose_bone: bpy.types.PoseBone) -> list[str]:
+    """Set negative swing semi-axes to 0 and swap an inverted twist range; what changed.
+
+    Only finite limits stored on the bone are touched (see `check_values`)."""
+    changes: list[str] = []
+    (a, b), (low, high) = joint_limits(pose_bone)
+    if a < 0.0 or b < 0.0:
+        pose_bone["rq_swing_limit"] = [max(a, 0.0), max(b, 0.0)]
+        changes.append("set negative swing semi-axes to 0")
+    if low > high:
+        pose_bone["rq_twist_limit"] = [high, low]
+        changes.append(
+            f"swapped the twist range to [{math.degrees(high):.1f}°, {math.degrees(low):.1f}°]"
+        )
+    if changes:
+        pose_bone.id_data.update_tag()
+    return changes
 
 
 def static_axis_angle(
@@ -196,7 +303,7 @@ def static_axis_angle(
     a, b = (max(limit, 1e-12) for limit in swing_limit)
     n = math.sqrt(x * x + z * z)
     half_swing = n / max(2.0, 2.0 * math.sqrt((x / a) ** 2 + (z / b) ** 2))
-    half_twist = clamp_twist(t, low, high) / 2.0
+    half_twist = float(rq.clamp_twist(t, low, high)) / 2.0
     cos_t, sin_t = math.cos(half_twist), math.sin(half_twist)
     cot_scaled = math.cos(half_swing) * (n + 2e-30) / (math.sin(half_swing) + 1e-30)
     return (
@@ -215,7 +322,9 @@ def repair_driver_paths(armature_object: bpy.types.Object) -> int:
     read it from the driven bone. A driver evaluated while a rename was half done (leaving
     Edit mode evaluates drivers before the pose is rebuilt) stays flagged invalid even with
     correct paths: writing its paths again clears the flag, and the next evaluation sets it
-    again only if the driver really fails. Returns how many drivers changed.
+    again only if the driver really fails. A driver that read NaN or inf (a domain error
+    flags it too) is revalidated the same way once every value it reads is finite again, so
+    the bone turns again after the value is fixed. Returns how many drivers changed.
     """
     animation = armature_object.animation_data
     if animation is None:
@@ -235,11 +344,33 @@ def repair_driver_paths(armature_object: bpy.types.Object) -> int:
             name = target.data_path[start + 2 :].split('"', 1)[0]
             if target.id == armature_object and start >= 0 and name in names:
                 ours.append((target, bone_path + target.data_path[start:]))
-        if ours and (not fcurve.driver.is_valid or any(t.data_path != new for t, new in ours)):
+        if not ours:
+            continue
+        stale = any(t.data_path != new for t, new in ours)
+        if stale or (not fcurve.driver.is_valid
+                     and _reads_finite(armature_object, [new for _, new in ours])):
             for target, new in ours:
                 target.data_path = new
             changed += 1
     return changed
+
+
+def has_invalid_driver(armature_object: bpy.types.Object) -> bool:
+    """Whether any driver of the object is flagged invalid (one attribute read per driver)."""
+    animation = armature_object.animation_data
+    return animation is not None and not all(f.driver.is_valid for f in animation.drivers)
+
+
+def _reads_finite(armature_object: bpy.types.Object, paths: Sequence[str]) -> bool:
+    """Whether every data path (from the object) resolves to a finite number."""
+    for path in paths:
+        try:
+            value = float(cast(Any, armature_object.path_resolve(path)))
+        except (ValueError, TypeError):
+            return False
+        if not math.isfinite(value):
+            return False
+    return True
 
 
 def _addon_mode(mode: str) -> str:

@@ -471,8 +471,9 @@ def fit_to_limits(
         Rows whose pose changed (no equivalent inside the limits).
     """
     values = np.asarray(values, dtype=np.float64)
-    a, b = (float(x) for x in swing_limit)
-    low, high = (float(x) for x in twist_limit)
+    # The limits as the drivers apply them (a negative semi-axis is 0, an inverted range
+    # holds the twist at its first value).
+    a, b, low, high = (float(x) for x in rq.effective_limits(*swing_limit, *twist_limit))
     two_pi = 2.0 * math.pi
     twist = values[:, 2]
     m_low = np.ceil((low - twist) / two_pi)
@@ -486,7 +487,7 @@ def fit_to_limits(
     with np.errstate(divide="ignore", invalid="ignore"):
         unit = swing / length[:, None]
         # The ellipse's radius along u (0 along a zero semi-axis).
-        radius = 1.0 / np.hypot(unit[:, 0] / max(a, 0.0), unit[:, 1] / max(b, 0.0))
+        radius = 1.0 / np.hypot(unit[:, 0] / a, unit[:, 1] / b)
     radius = np.nan_to_num(radius, nan=0.0)
     k_low = np.ceil((-radius - length) / two_pi)
     k_high = np.floor((radius - length) / two_pi)
@@ -609,8 +610,9 @@ def plan_conversion(
     source sitting at extra revolutions keeps them where the target can. Swing/twist targets
     are fitted to the bone's joint limits (`fit_to_limits`) unless those restrict nothing
     (swings then shortened past `SWING_REACH`, `shorten_swings`). Raises ValueError, before
-    anything is changed, for an unknown strategy or a bone whose rotation channel is driven
-    by something other than the add-on.
+    anything is changed, for an unknown strategy, a bone whose rotation channel is driven
+    by something other than the add-on, or stored values no tool can use
+    (`bone_modes.check_values`).
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
@@ -626,6 +628,7 @@ def plan_conversion(
         source = bone_modes.current_mode(pose_bone)
         if source == target:
             continue
+        bone_modes.check_values(pose_bone, target)
         entering = source not in bone_modes.ADDON_MODES and target in bone_modes.ADDON_MODES
         if entering and drivers.bone_drivers(pose_bone):
             raise ValueError(f"bone '{name}': its rotation is already driven by other drivers")

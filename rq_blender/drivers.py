@@ -13,7 +13,8 @@ RQ mode (``pose_bone["rq_vector"] = v``)::
 Swing/twist mode (``rq_swing = (x, z)``, ``rq_twist = t``, ``rq_swing_limit = (a, b)``,
 ``rq_twist_limit = (l, h)``): the rotation is ``q = swing * twist`` (the twist about the
 bone's Y acts first). With ``n = |(x, z)|``, the swing scaled radially into the ellipse,
-``s = n / max(1, sqrt((x/a)^2 + (z/b)^2))`` (its angle), and ``T = clamp(t, l, h)``::
+``s = n / max(1, sqrt((x/a)^2 + (z/b)^2))`` (its angle), and the clamped twist
+``T = min(max(t, l), max(l, h))``::
 
     q = (cos(s/2) cos(T/2),
          sin(s/2)/n * (x cos(T/2) - z sin(T/2)),
@@ -32,7 +33,11 @@ limits (Blender normalizes the axis in float32: a squared length above 3.4e38 ov
 one below 1e-35 counts as zero, either way no rotation):
 
 * ``acos`` gets a product of two cosines, never outside [-1, 1].
-* The ellipse semi-axes enter as ``max(a, 1e-12)``: ``a = 0`` or ``b = 0`` become a
+* The limits mean what the core's ``clamp_twist`` and ``scale_swing_into_ellipse`` say for
+  any values (``rq_rotation.effective_limits``): ``T`` is the usual clamp for ``l <= h`` and
+  holds the twist at ``l`` for an inverted range (``clamp(t, l, h)`` would jump from ``l`` to
+  ``h`` as ``t`` passes ``l``); a negative semi-axis enters as ``1e-12``, like zero.
+* The ellipse semi-axes enter as ``max(a, 1e-12)``: ``a <= 0`` or ``b <= 0`` become a
   degenerate ellipse whose scale factor is (nearly) 0 off its segment, the radial scaling's
   limit; the rotation differs from the exact limit by at most 1e-12.
 * ``n cot(s/2)`` is ``cos(u) (n + 2e-30) / (sin(u) + 1e-30)`` with ``u = s/2``: the
@@ -114,7 +119,8 @@ _SWING_TWIST_LIMITED = _SWING_TWIST + _variables("a=rq_swing_limit[0] b=rq_swing
 _NORM = "sqrt(x*x+z*z)"
 # Half the clamped swing angle, s/2 = n / max(2, 2 sqrt((x/a)^2 + (z/b)^2)).
 _HALF_SWING = "sqrt(x*x+z*z)/max(2,2*sqrt(pow(x/max(a,1e-12),2)+pow(z/max(b,1e-12),2)))"
-_HALF_TWIST = "clamp(t,l,h)/2"
+# Half the clamped twist, T/2 (the core's clamp_twist).
+_HALF_TWIST = "min(max(t,l),max(l,h))/2"
 
 _AXIS_X = f"(x*cos({_HALF_TWIST})-z*sin({_HALF_TWIST}))/(1+{_NORM})"
 _AXIS_Z = f"(z*cos({_HALF_TWIST})+x*sin({_HALF_TWIST}))/(1+{_NORM})"

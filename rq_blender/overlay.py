@@ -27,6 +27,7 @@ import numpy as np
 from bpy.props import BoolProperty, FloatProperty, PointerProperty
 from gpu_extras.batch import batch_for_shader
 
+from .. import rq_rotation as rq
 from . import bone_modes
 from .registration import register_classes_factory
 
@@ -113,12 +114,14 @@ def _current_lines(swing: np.ndarray, twist: float) -> np.ndarray:
 
 
 def _posed_parameters(pose_bone: bpy.types.PoseBone) -> tuple[np.ndarray, float, tuple]:
-    """The swing and twist as evaluation poses them (radially scaled, clamped), and limits."""
+    """The swing and twist as evaluation poses them (radially scaled, clamped), and the
+    limits as they act (`rq_rotation.effective_limits`: negative semi-axes as 0, an inverted
+    twist range as its first value)."""
     swing = np.asarray(pose_bone["rq_swing"], dtype=float)
     (a, b), (low, high) = bone_modes.joint_limits(pose_bone)
-    level = math.hypot(swing[0] / max(a, 1e-30), swing[1] / max(b, 1e-30))
-    twist = bone_modes.clamp_twist(float(pose_bone["rq_twist"]), low, high)
-    return swing / max(1.0, level), twist, (a, b, low, high)
+    twist = float(rq.clamp_twist(float(pose_bone["rq_twist"]), low, high))
+    limits = tuple(float(x) for x in rq.effective_limits(a, b, low, high))
+    return rq.scale_swing_into_ellipse(swing, a, b), twist, limits
 
 
 class _Cache:
@@ -141,6 +144,8 @@ def _collect(context: bpy.types.Context, size: float) -> tuple[list, bytes]:
                 continue
             if pose_bone.bone.hide or bone_modes.current_mode(pose_bone) != "SWING_TWIST":
                 continue
+            if bone_modes.value_problems(pose_bone):
+                continue  # the panel says what is wrong; nothing to draw
             joint = np.array(world @ pose_bone.matrix @ pose_bone.matrix_basis.inverted())
             joint[:3, :3] *= pose_bone.bone.length * size
             bones.append((joint, *_posed_parameters(pose_bone)))

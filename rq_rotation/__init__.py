@@ -82,6 +82,7 @@ from .splines import (
 from .swing_twist import (
     clamp_swing_ellipse,
     clamp_twist,
+    effective_limits,
     quat_to_swing_twist,
     scale_swing_into_ellipse,
     swing_in_ellipse,
@@ -109,6 +110,7 @@ __all__ = [
     "clamp_swing_ellipse",
     "clamp_twist",
     "compare_interpolations",
+    "effective_limits",
     "euler_to_matrix",
     "euler_to_quat",
     "figure2_experiment",

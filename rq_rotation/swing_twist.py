@@ -3,6 +3,12 @@
 A pose is ``q = swing * twist`` (Hamilton product: the twist about Y acts first, then the swing).
 The twist is an angle about Y; the swing ``r = (r_x, r_z)`` is the RQ vector ``(r_x, 0, r_z)``,
 whose axis is perpendicular to Y so it carries no twist (Grassia 1997, section 5).
+
+Joint limits: a swing ellipse with semi-axes ``a`` (bounding ``r_x``) and ``b`` (``r_z``) and a
+twist range ``[lo, hi]``. Every pair of values means something, so a limit typed wrong never
+breaks a tool (see `effective_limits`): a zero semi-axis is a hinge (that swing coordinate is
+held at 0), a negative one acts as zero, and an inverted twist range (``lo > hi``) holds the
+twist at ``lo``. The clamps here and the add-on's drivers share that meaning.
 """
 
 import math
@@ -15,6 +21,7 @@ from .rq import _nearest_equivalent, _rq_to_quat
 __all__ = [
     "clamp_swing_ellipse",
     "clamp_twist",
+    "effective_limits",
     "quat_to_swing_twist",
     "scale_swing_into_ellipse",
     "swing_in_ellipse",
@@ -158,19 +165,39 @@ def swing_twist_sequence_continuous(swing, twist):
     return out_s, out_t
 
 
+def effective_limits(a, b, lo, hi):
+    """The limits the clamps apply for semi-axes ``a``, ``b`` and twist range ``[lo, hi]``.
+
+    Returns ``(max(a, 0), max(b, 0), lo, max(lo, hi))`` as float arrays (broadcast as given):
+    a negative semi-axis acts as zero (a hinge), and an inverted twist range holds the twist
+    at ``lo``, its first value. Both maps are continuous, and the identity on limits that are
+    already ordered. NaN or inf raise ``ValueError``.
+    """
+    a, b = _limits(a, b)
+    lo, hi = _twist_range(lo, hi)
+    return a, b, lo, hi
+
+
 def _limits(a, b):
+    """Finite semi-axes, negative ones replaced by zero."""
     a = as_float_array(a, "a")
     b = as_float_array(b, "b")
-    if np.any(a < 0) or np.any(b < 0):
-        raise ValueError("ellipse semi-axes a and b must be >= 0")
-    return a, b
+    return np.maximum(a, 0.0), np.maximum(b, 0.0)
+
+
+def _twist_range(lo, hi):
+    """A finite twist range ``(lo, max(lo, hi))``."""
+    lo = as_scalars(lo, "lo")
+    hi = as_scalars(hi, "hi")
+    return lo, np.maximum(lo, hi)
 
 
 def swing_in_ellipse(swing, a, b, tol=0.0):
     """Whether swings (..., 2) lie in the filled ellipse ``(r_x/a)^2 + (r_z/b)^2 <= 1``: (...).
 
     ``a`` bounds ``r_x`` (rotation about X), ``b`` bounds ``r_z``; ``a = 0`` or ``b = 0`` means the
-    ellipse degenerates to a segment (or a point), tested with the tolerance ``tol``.
+    ellipse degenerates to a segment (or a point), tested with the tolerance ``tol``. A
+    negative semi-axis acts as zero (`effective_limits`).
     """
     swing = as_vectors(swing, "swing", 2)
     a, b = _limits(a, b)
@@ -186,7 +213,8 @@ def clamp_swing_ellipse(swing, a, b):
     ``p`` the closest boundary point is ``(a^2 p_x / (t + a^2), b^2 p_z / (t + b^2))`` where
     ``t > 0`` is the root of ``(a p_x/(t + a^2))^2 + (b p_z/(t + b^2))^2 = 1``, found by
     bisection on ``[0, sqrt(a^2 p_x^2 + b^2 p_z^2)]`` to full precision. ``a = 0`` (or ``b = 0``)
-    projects onto the segment ``|r_z| <= b`` (``|r_x| <= a``); both zero give the origin.
+    projects onto the segment ``|r_z| <= b`` (``|r_x| <= a``); both zero give the origin. A
+    negative semi-axis acts as zero (`effective_limits`).
     """
     swing = as_vectors(swing, "swing", 2)
     a, b = _limits(a, b)
@@ -228,7 +256,8 @@ def scale_swing_into_ellipse(swing, a, b):
     swing a bone in swing/twist mode is posed at. A zero semi-axis is the formula's limit: a
     swing with a component along it scales to zero (the add-on's drivers use
     ``max(a, 1e-12)``, which differs by at most 1e-12 rad); on the remaining segment the
-    scaling is radial as usual, and ``a = b = 0`` allows no swing at all.
+    scaling is radial as usual, and ``a = b = 0`` allows no swing at all. A negative
+    semi-axis acts as zero (`effective_limits`; the drivers' ``max(a, 1e-12)`` does the same).
     """
     swing = as_vectors(swing, "swing", 2)
     a, b = _limits(a, b)
@@ -241,13 +270,13 @@ def scale_swing_into_ellipse(swing, a, b):
 
 
 def clamp_twist(twist, lo, hi):
-    """Clamp twist angles (...) to ``[lo, hi]`` in radians.
+    """The twist angles (...) a joint with twist range ``[lo, hi]`` (radians) is posed at.
 
-    No wrapping, so continuous sequences stay continuous.
+    ``min(max(twist, lo), max(lo, hi))``: the usual clamp for ``lo <= hi``; an inverted range
+    (``lo > hi``) holds every twist at ``lo`` (`effective_limits`). Continuous in the twist
+    and in both limits, and what the add-on's drivers compute. No wrapping, so continuous
+    sequences stay continuous. NaN or inf raise ``ValueError``.
     """
     twist = as_scalars(twist, "twist")
-    lo = as_scalars(lo, "lo")
-    hi = as_scalars(hi, "hi")
-    if np.any(lo > hi):
-        raise ValueError("twist limits need lo <= hi")
-    return np.clip(twist, lo, hi)
+    lo, hi = _twist_range(lo, hi)
+    return np.minimum(np.maximum(twist, lo), hi)

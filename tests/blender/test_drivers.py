@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import bpy
 import numpy as np
@@ -56,7 +57,7 @@ def swing_twist_quat(x, z, t, a=math.pi, b=math.pi, low=-math.pi, high=math.pi) 
     """swing * twist with the evaluation clamp (radial swing scaling, clamped twist)."""
     scale = radial_scale(x, z, a, b)
     swing = rq_quat([x * scale, 0.0, z * scale])
-    twist = rq_quat([0.0, min(max(t, low), high), 0.0])
+    twist = rq_quat([0.0, min(max(t, low), max(low, high)), 0.0])
     return quat_multiply(swing, twist)
 
 
@@ -277,19 +278,41 @@ def test_swing_twist_pose_matches_with_limits(addon, rq):
             np.testing.assert_allclose(quat_matrix(np.asarray(core)), expected, atol=1e-12)
 
 
-def test_upside_down_twist_range_poses_as_bone_modes_clamp_twist(addon):
-    """A twist range set upside down is no error: the drivers pose Blender's ``clamp`` of it,
-    and `bone_modes.clamp_twist` (what the R drag stores and the overlay draws) agrees."""
-    modes = addon.rq_blender.bone_modes
-    twists = (-1.0, 0.0, 1.0)
-    obj = rig_in_mode(addon, len(twists), "SWING_TWIST")
-    for pose_bone, twist in zip(obj.pose.bones, twists, strict=True):
-        set_swing_twist(pose_bone, (0.0, 0.0, twist, math.pi, math.pi, 0.5, -0.5))
+def limit_cases(seed: int = 13) -> list[tuple[float, ...]]:
+    """Swing/twist cases with inverted twist ranges and negative or zero semi-axes."""
+    rng = np.random.default_rng(seed)
+    axes = [(-0.5, 1.0), (1.0, -0.3), (0.0, 1.2), (0.8, 0.0), (-1.0, -1.0), (0.0, 0.0),
+            (-2.0, 0.0), (0.7, 0.9)]
+    ranges = [(0.5, -0.5), (1.0, 0.2), (-0.3, -2.5), (2.0, 2.0), (-1.0, 1.0)]
+    cases = []
+    for a, b in axes:
+        for low, high in ranges:
+            for x, z, t in rng.uniform(-2.5, 2.5, size=(6, 3)):
+                cases.append((x, z, t, a, b, low, high))
+            cases.append((0.0, 0.4, low - 0.1, a, b, low, high))  # on a hinge's axis
+            cases.append((-0.6, 0.0, high + 0.1, a, b, low, high))
+    return cases
+
+
+def test_limits_of_any_sign_and_order_pose_as_the_core_clamps(addon, rq):
+    """Inverted twist ranges hold the twist at their first value, negative semi-axes act as
+    zero (a hinge): the driven pose is the core's clamp_twist and scale_swing_into_ellipse
+    (what R, the overlay, conversion and the panel use), sampled over many values."""
+    cases = limit_cases()
+    obj = rig_in_mode(addon, len(cases), "SWING_TWIST")
+    for pose_bone, case in zip(obj.pose.bones, cases, strict=True):
+        set_swing_twist(pose_bone, case)
     evaluate(obj)
     assert_drivers_native_and_valid(obj)
-    for pose_bone, twist in zip(obj.pose.bones, twists, strict=True):
-        expected = quat_matrix(rq_quat([0.0, modes.clamp_twist(twist, 0.5, -0.5), 0.0]))
-        assert np.abs(basis_rotation(pose_bone) - expected).max() <= 1e-6, twist
+    for pose_bone, case in zip(obj.pose.bones, cases, strict=True):
+        x, z, t, a, b, low, high = f32(case)
+        core = rq.swing_twist_to_quat(
+            rq.scale_swing_into_ellipse(np.array([x, z]), a, b), rq.clamp_twist(t, low, high))
+        error = np.abs(basis_rotation(pose_bone) - quat_matrix(np.asarray(core))).max()
+        assert error <= tolerance(2 * math.pi), (case, error)
+        static = addon.rq_blender.bone_modes.static_axis_angle(pose_bone, "SWING_TWIST")
+        driven = np.asarray(pose_bone.rotation_axis_angle)
+        assert driven == pytest.approx(static, rel=1e-5, abs=1e-5)  # the Python twin agrees
 
 
 def test_swing_twist_defaults_clamp_nothing(addon):
@@ -479,8 +502,72 @@ def test_update_handler_scans_drivers_only_after_a_rename(addon, monkeypatch):
     assert_drivers_native_and_valid(obj)
 
 
+@pytest.mark.parametrize("name, bad, good", [
+    ("rq_swing", (math.nan, 0.3), (0.2, 0.3)),
+    ("rq_twist", math.nan, 0.4),
+    ("rq_twist_limit", (math.nan, 1.0), (-1.0, 1.0)),
+    ("rq_swing_limit", (0.5, math.nan), (0.5, 1.0)),
+])
+def test_update_handler_revalidates_drivers_once_values_are_finite(addon, name, bad, good):
+    """NaN or inf makes Blender flag the drivers invalid for good; the update handler clears
+    the flag once the values are finite again, so the bone turns again."""
+    obj = rig_in_mode(addon, 2, "SWING_TWIST")
+    pose_bone = obj.pose.bones["B1"]
+    set_swing_twist(pose_bone, (0.2, 0.3, 0.4, 0.5, 1.0, -1.0, 1.0))
+    evaluate(obj)
+    assert_drivers_native_and_valid(obj)
+    pose_bone[name] = bad
+    evaluate(obj)
+    evaluate(obj)
+    assert not all(f.driver.is_valid for f in all_drivers(obj))  # what Blender does
+    pose_bone[name] = good
+    evaluate(obj)
+    evaluate(obj)
+    assert_drivers_native_and_valid(obj)
+    expected = quat_matrix(swing_twist_quat(*f32((0.2, 0.3, 0.4, 0.5, 1.0, -1.0, 1.0))))
+    assert np.abs(basis_rotation(pose_bone) - expected).max() <= 1e-6
+
+
+def test_update_handler_leaves_drivers_reading_nan_alone(addon):
+    """While a value is still NaN the scan changes nothing (no update loop)."""
+    obj = rig_in_mode(addon, 1, "SWING_TWIST")
+    obj.pose.bones[0]["rq_swing"] = (math.nan, 0.0)
+    evaluate(obj)
+    evaluate(obj)
+    assert addon.rq_blender.bone_modes.has_invalid_driver(obj)
+    assert addon.rq_blender.bone_modes.repair_driver_paths(obj) == 0
+    obj.pose.bones[0]["rq_swing"] = (0.0, 0.5)
+    evaluate(obj)
+    evaluate(obj)
+    assert_drivers_native_and_valid(obj)
+    expected = quat_matrix(rq_quat(f32((0.0, 0.0, 0.5))))
+    assert np.abs(basis_rotation(obj.pose.bones[0]) - expected).max() <= 1e-6
+
+
 def test_handlers_are_registered_while_enabled(addon):
     handlers = addon.rq_blender.handlers
     assert handlers.rq_repair_after_update in bpy.app.handlers.depsgraph_update_post
     assert handlers.rq_repair_after_load in bpy.app.handlers.load_post
 
+
+
+def test_update_handler_costs_little_per_drag_update(addon):
+    """Each depsgraph update of a 200-bone swing/twist rig (a mouse move of a drag) pays one
+    look at the bone names and one at the drivers' flags: a small part of the update."""
+    obj = rig_in_mode(addon, 200, "SWING_TWIST")
+    evaluate(obj)
+    handlers = addon.rq_blender.handlers
+    handlers._repair([obj], only_renamed=True)  # settled: a scan found nothing to change
+    pose_bone = obj.pose.bones["B7"]
+    update_times, look_times = [], []
+    for step in range(30):
+        pose_bone["rq_swing"] = (0.01 * step, 0.2)
+        obj.update_tag()
+        start = time.perf_counter()
+        bpy.context.view_layer.update()  # the handler runs in here too
+        update_times.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        handlers._repair([obj], only_renamed=True)
+        look_times.append(time.perf_counter() - start)
+    update, look = float(np.median(update_times)), float(np.median(look_times))
+    assert look < 0.1 * update, f"update {1e3 * update:.2f} ms, handler {1e3 * look:.3f} ms"
