@@ -7,6 +7,7 @@ from . import (
     bake,
     compare,
     continuity_filter,
+    pose_tools,
     posing,
     reparameterize,
     set_mode,
@@ -14,5 +15,6 @@ from . import (
 )
 
 register, unregister = register_modules_factory(
-    (set_mode, bake, continuity_filter, reparameterize, spline_interpolate, compare, posing)
+    (set_mode, bake, continuity_filter, reparameterize, spline_interpolate, compare, posing,
+     pose_tools)
 )

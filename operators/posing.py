@@ -40,7 +40,7 @@ from bpy.props import BoolProperty, EnumProperty, FloatVectorProperty
 from bpy_extras import view3d_utils
 from mathutils import Matrix, Quaternion, Vector
 
-from ..rq_blender import bone_modes, conversion, screen
+from ..rq_blender import bone_modes, conversion, pose_mirror, screen
 from ..rq_blender.registration import register_classes_factory
 from ..rq_rotation import clamp_swing_ellipse, quat_to_rq, quat_to_swing_twist
 
@@ -193,6 +193,8 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
                 obj.name, pose_bone.name, mode, world.to_quaternion(),
                 pose_bone.matrix_basis.to_quaternion(), start, dict(start)))
             heads.append(world.translation)
+        # X-Axis Mirror: the mirror bones follow mirrored (Esc puts them back).
+        self.mirrors = pose_mirror.mirrors(list(context.selected_pose_bones or ()))
         centre = Vector(self.center) if self.use_center else sum(heads, Vector()) / len(heads)
         pivot = view3d_utils.location_3d_to_region_2d(region, view, centre)
         self.pivot = Vector((region.width / 2, region.height / 2)) if pivot is None else pivot
@@ -339,8 +341,10 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
             else:
                 location, _, scale = state.start["matrix_basis"].decompose()
                 pose_bone.matrix_basis = Matrix.LocRotScale(location, rotation, scale)
+                pose_mirror.follow(self.mirrors, pose_bone, state.mode, rotation)
                 continue
             bone_modes.write_parameters(pose_bone, state.last)
+            pose_mirror.follow(self.mirrors, pose_bone, state.mode, state.last)
         self._header(context)
         # Evaluate now: left to the event loop, the drawing sometimes ran before the drivers
         # had read the new values, and the bone showed the previous mouse position's pose.
@@ -396,6 +400,10 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
             elif auto_key:
                 self._key(pose_bone, state)
             obj.update_tag()
+        if not confirm:
+            pose_mirror.restore(self.mirrors)
+        elif auto_key:
+            pose_mirror.key_targets(self.mirrors)
         screen.show_changes()
         if not confirm:
             return {'CANCELLED'}
