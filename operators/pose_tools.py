@@ -17,7 +17,8 @@ before (the pattern of ``pose.rq_rotate``). Each calls Blender's tool for what i
 and writes the add-on's parameters itself, as one undo step:
 
 - ``pose.rq_rot_clear``: Blender's ``pose.rot_clear`` on the native bones, the rest pose on the
-  add-on bones (parameters 0; a twist range without 0 gives the twist the drivers pose);
+  add-on bones (parameters 0; a twist range without 0 gives the twist the drivers pose); with
+  All Transforms, Blender's location and scale clears first (Pose > Clear Transform > All);
 - ``pose.rq_keyframe_insert``: Blender's ``anim.keyframe_insert`` on the native bones; on the
   add-on bones the same channels (location, scale, custom properties), with Rotation keying
   the parameters, in the channel group named after the bone;
@@ -108,6 +109,11 @@ class POSE_OT_rq_rot_clear(bpy.types.Operator):
     bl_label = "Clear Rotation (RQ)"
     bl_options = {'REGISTER', 'UNDO'}
 
+    clear_all: BoolProperty(  # type: ignore[valid-type]
+        name="All Transforms", default=False,
+        description="Also clear location and scale (Blender's own clear, on every bone)",
+    )
+
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
         if not _poll_pose(cls, context):
@@ -121,6 +127,9 @@ class POSE_OT_rq_rot_clear(bpy.types.Operator):
         addon, native = _addon_and_native(context)
         try:
             with transaction.all_or_nothing(_bones_of(addon + native)):
+                if self.clear_all:  # location and scale are not driven: Blender's own
+                    bpy.ops.pose.loc_clear()
+                    bpy.ops.pose.scale_clear()
                 if native:
                     with _deselected(addon):
                         bpy.ops.pose.rot_clear()
@@ -130,7 +139,8 @@ class POSE_OT_rq_rot_clear(bpy.types.Operator):
                         pose_mirror.key_rotation(pose_bone)
         except Exception as error:  # restored, reported, never raised
             return transaction.report_failure(self, error)
-        self.report({'INFO'}, f"Cleared the rotation of {_bones(len(addon) + len(native))}")
+        what = "the transforms" if self.clear_all else "the rotation"
+        self.report({'INFO'}, f"Cleared {what} of {_bones(len(addon) + len(native))}")
         return {'FINISHED'}
 
     @staticmethod

@@ -80,6 +80,18 @@ def test_clear_rotation_auto_keys_the_parameters(addon):
         ('pose.bones["B"]["rq_twist"]', 0, "B")}
 
 
+def test_clear_all_transforms_also_clears_location_and_scale(addon):
+    obj = symmetric_rig({"A": "RQ", "N": "XYZ"})
+    for pose_bone in obj.pose.bones:
+        pose_bone.location = (0.1, 0.2, 0.3)
+        pose_bone.scale = (2.0, 1.0, 1.0)
+    assert bpy.ops.pose.rq_rot_clear(clear_all=True) == {'FINISHED'}
+    for pose_bone in obj.pose.bones:
+        assert tuple(pose_bone.location) == (0.0, 0.0, 0.0)
+        assert tuple(pose_bone.scale) == (1.0, 1.0, 1.0)
+    assert list(obj.pose.bones["A"]["rq_vector"]) == [0.0, 0.0, 0.0]
+
+
 def test_clear_rotation_polls_false_without_addon_bones(addon):
     symmetric_rig({"N": "QUATERNION"})
     assert not bpy.ops.pose.rq_rot_clear.poll()

@@ -119,3 +119,9 @@ def test_r_with_x_axis_mirror_moves_the_mirror_bone_live_and_esc_restores(gui, p
     for name in ("Arm.L", "Arm.R"):
         assert restored["bones"][name]["rq_vector"] == pytest.approx(
             before["bones"][name]["rq_vector"], abs=1e-7)
+
+
+def test_clear_transform_menu_offers_the_rq_clears(gui, rig):
+    entries = gui.run("result = [f.__qualname__ for f in getattr(\n"
+                      "    bpy.types.VIEW3D_MT_pose_transform.draw, '_draw_funcs', [])]")
+    assert "draw_clear_transform_menu" in entries
