@@ -3,13 +3,14 @@
 Ctrl+Shift+V.
 
 A bone in an add-on mode is posed by drivers from its ID properties, so Blender's own tools,
-which write the native rotation channels, write a channel the drivers overwrite. Measured on
-4.2, 4.5 and 5.2: ``pose.rot_clear`` leaves the parameters as they were; ``pose.copy`` /
-``pose.paste`` copy ID properties by name (Blender syncs the pasted bone's properties with the
-copied ones), so Paste Flipped gives the mirror bone the *unflipped* parameters;
-``anim.keyframe_insert`` keys the driven ``rotation_axis_angle`` (curves the drivers
-override) and keys the parameters only through the Custom Properties channel, never for
-Rotation or the Rotation keying sets.
+which write the native rotation channels, write a channel the drivers overwrite. Measured
+(``tests/blender/test_pose_tools.py`` checks the first two on 4.2, 4.5 and 5.2):
+``pose.rot_clear`` leaves the parameters as they were; ``pose.copy`` / ``pose.paste`` copy ID
+properties by name (Blender syncs the pasted bone's properties with the copied ones), so Paste
+Flipped gives the mirror bone the *unflipped* parameters (and a quaternion bone pasted from a
+swing/twist bone was left at rest); in the 5.2 window, ``anim.keyframe_insert`` keys the driven
+``rotation_axis_angle`` (curves the drivers override) and keys the parameters only through
+the Custom Properties channel, never for Rotation or the Rotation keying set.
 
 Each operator here takes the key in the Pose keymap (``panels/keymap.py``) ahead of
 Blender's, and its poll fails where it has nothing to add, so Blender's own tool runs as
@@ -181,8 +182,8 @@ class POSE_OT_rq_keyframe_insert(bpy.types.Operator):
         if active is not None:
             return KEYING_SET_CHANNELS.get(active.bl_idname)
         preferences = context.preferences
-        edit = preferences.edit if preferences is not None else None
-        return set(getattr(edit, "key_insert_channels", {"LOCATION", "ROTATION", "SCALE"}))
+        assert preferences is not None
+        return set(preferences.edit.key_insert_channels)
 
     def execute(self, context: bpy.types.Context) -> set[Any]:
         addon, native = _addon_and_native(context)
@@ -228,10 +229,10 @@ class Copied:
 
 # What Ctrl+C copied, and the stamp of Blender's pose copy buffer file it goes with.
 _copied: dict[str, Copied] = {}
-_stamp: list[tuple[int, int] | None] = [None]
+_stamp: list[tuple[int, int, int] | None] = [None]
 
 
-def copy_buffer_stamp() -> tuple[int, int] | None:
+def copy_buffer_stamp() -> tuple[int, int, int] | None:
     """Modification time and size of Blender's pose copy buffer (``copybuffer_pose.blend`` in
     the temporary folder's base), None when there is none: a copy made without
     ``pose.rq_copy`` (the menu, a script) changes it, and Ctrl+V then pastes Blender's
@@ -241,7 +242,7 @@ def copy_buffer_stamp() -> tuple[int, int] | None:
         status = os.stat(os.path.join(base, "copybuffer_pose.blend"))
     except OSError:
         return None
-    return status.st_mtime_ns, status.st_size
+    return status.st_ino, status.st_mtime_ns, status.st_size
 
 
 class POSE_OT_rq_copy(bpy.types.Operator):

@@ -5,6 +5,7 @@ Clear Rotation, Insert Keyframe, Copy / Paste / Paste Flipped, and X-Axis Mirror
 from __future__ import annotations
 
 import math
+import time
 
 import bpy
 import numpy as np
@@ -190,10 +191,24 @@ def test_paste_without_flip_copies_the_parameters(addon):
     assert bones["B"]["rq_twist"] == pytest.approx(0.25)
 
 
+def test_blender_alone_leaves_the_parameters_unflipped_and_unclear(addon):
+    """The premise of the pose tools: what Blender's own operators do with the parameters."""
+    obj = symmetric_rig({"Arm.L": "RQ", "Arm.R": "RQ"})
+    bones = obj.pose.bones
+    rigs.select(bones["Arm.R"], False)
+    bpy.ops.pose.copy()
+    bpy.ops.pose.paste(flipped=True)
+    evaluate(obj)
+    assert list(bones["Arm.R"]["rq_vector"]) == pytest.approx([0.1, 0.2, 0.3])  # unflipped
+    assert bpy.ops.pose.rot_clear() == {'FINISHED'}
+    assert list(bones["Arm.L"]["rq_vector"]) == pytest.approx([0.1, 0.2, 0.3])  # not cleared
+
+
 def test_a_copy_made_without_the_addon_leaves_paste_to_blender(addon):
     symmetric_rig({"A": "RQ"})
     bpy.ops.pose.rq_copy()
     assert bpy.ops.pose.rq_paste.poll()
+    time.sleep(0.02)  # past the file system's time stamp granularity
     bpy.ops.pose.copy()  # Blender's own copy (the Pose menu, a script): a new buffer
     assert not bpy.ops.pose.rq_paste.poll()
 
