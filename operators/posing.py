@@ -22,7 +22,9 @@ parameters (ID properties), so the panels, drivers and viewport follow continuou
 - swing/twist bones get the closest pair (`quat_to_swing_twist` with ``near``), then the
   true closest point of the swing ellipse (`clamp_swing_ellipse`) and the twist clamped to its
   range, so stored values respect the limits and the bone stops at them;
-- selected bones in native modes rotate along (their ``matrix_basis``).
+- selected bones in native modes rotate along (their ``matrix_basis``);
+- with X-Axis Mirror (the armature's ``pose.use_mirror_x``) the bone with the flipped name
+  follows mirrored (`rq_blender.pose_mirror`), unless it is dragged itself; Esc restores it.
 
 The whole drag is one undo step. The class is registered with the other operators; its keymap
 entry (R in the Pose keymap) is registered with the UI, in ``panels/keymap.py``.
@@ -42,7 +44,7 @@ from mathutils import Matrix, Quaternion, Vector
 
 from ..rq_blender import bone_modes, conversion, pose_mirror, screen
 from ..rq_blender.registration import register_classes_factory
-from ..rq_rotation import clamp_swing_ellipse, quat_to_rq, quat_to_swing_twist
+from ..rq_rotation import quat_to_rq, quat_to_swing_twist
 
 TRACKBALL_RADIANS_PER_PIXEL = 0.01
 PRECISION_FACTOR = 0.1  # Shift: the mouse turns the bones 10x slower, as in Blender's transform
@@ -360,11 +362,9 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
                      pose_bone: bpy.types.PoseBone) -> dict[str, Any]:
         near = (np.array(state.last["rq_swing"]), state.last["rq_twist"])
         swing, twist = quat_to_swing_twist(np.array(rotation), near=near)
-        (a, b), (low, high) = bone_modes.joint_limits(pose_bone)
-        limited_swing = clamp_swing_ellipse(swing, a, b)
-        limited_twist = bone_modes.clamp_twist(float(twist), low, high)
-        self.limited |= bool(np.any(limited_swing != swing)) or limited_twist != float(twist)
-        return {"rq_swing": [float(x) for x in limited_swing], "rq_twist": limited_twist}
+        values, limited = pose_mirror.limited_swing_twist(pose_bone, swing, float(twist))
+        self.limited |= limited
+        return values
 
     def _header(self, context: bpy.types.Context) -> None:
         typed = self._typed_angle()
