@@ -257,8 +257,12 @@ class POSE_OT_rq_copy(bpy.types.Operator):
         return _poll_pose(cls, context)
 
     def execute(self, context: bpy.types.Context) -> set[Any]:
-        result: Any = bpy.ops.pose.copy()
         _copied.clear()
+        try:
+            result: Any = bpy.ops.pose.copy()
+        except RuntimeError as error:  # Blender's own refusal (its report), never a traceback
+            self.report({'ERROR'}, str(error).strip().removeprefix("Error: "))
+            return {'CANCELLED'}
         if 'FINISHED' not in result:
             return {'CANCELLED'}
         for pose_bone in context.selected_pose_bones or ():

@@ -253,3 +253,14 @@ def test_mirror_respects_the_target_limits(addon):
                                       bones["Arm.R"], flip=True)
     assert written == {"rq_swing": [0.0, 0.0], "rq_twist": pytest.approx(0.1)}
     assert math.isclose(written["rq_twist"], 0.1)
+
+
+def test_copy_with_nothing_selected_forgets_the_last_copy(addon):
+    obj = symmetric_rig({"A": "RQ"})
+    bpy.ops.pose.rq_copy()
+    rigs.select(obj.pose.bones["A"], False)
+    try:
+        bpy.ops.pose.rq_copy()
+    except RuntimeError as refused:  # a refusal reads as Blender's report, not a traceback
+        assert "Traceback" not in str(refused)
+    assert not bpy.ops.pose.rq_paste.poll()
