@@ -8,6 +8,7 @@ from . import (
     bone_values,
     compare,
     continuity_filter,
+    pose_tools,
     posing,
     reparameterize,
     set_mode,
@@ -16,5 +17,5 @@ from . import (
 
 register, unregister = register_modules_factory(
     (set_mode, bake, continuity_filter, reparameterize, spline_interpolate, compare, posing,
-     bone_values)
+     bone_values, pose_tools)
 )

@@ -24,7 +24,9 @@ parameters (ID properties), evaluates the depsgraph and redraws every editor
 - swing/twist bones get the closest pair (`quat_to_swing_twist` with ``near``), then the
   true closest point of the swing ellipse (`clamp_swing_ellipse`) and the twist clamped to its
   range, so stored values respect the limits and the bone stops at them;
-- selected bones in native modes rotate along (their ``matrix_basis``).
+- selected bones in native modes rotate along (their ``matrix_basis``);
+- with X-Axis Mirror (the armature's ``pose.use_mirror_x``) the bone with the flipped name
+  follows mirrored (`rq_blender.pose_mirror`), unless it is dragged itself; Esc restores it.
 
 The whole drag is one undo step. The class is registered with the other operators; its keymap
 entry (R in the Pose keymap) is registered with the UI, in ``panels/keymap.py``.
@@ -42,9 +44,9 @@ from bpy.props import BoolProperty, EnumProperty, FloatVectorProperty
 from bpy_extras import view3d_utils
 from mathutils import Matrix, Quaternion, Vector
 
-from ..rq_blender import bone_modes, conversion, screen, transaction
+from ..rq_blender import bone_modes, conversion, pose_mirror, screen, transaction
 from ..rq_blender.registration import register_classes_factory
-from ..rq_rotation import clamp_swing_ellipse, clamp_twist, quat_to_rq, quat_to_swing_twist
+from ..rq_rotation import quat_to_rq, quat_to_swing_twist
 
 TRACKBALL_RADIANS_PER_PIXEL = 0.01
 PRECISION_FACTOR = 0.1  # Shift: the mouse turns the bones 10x slower, as in Blender's transform
@@ -216,6 +218,8 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
                 obj.name, pose_bone.name, mode, world.to_quaternion(),
                 pose_bone.matrix_basis.to_quaternion(), start, dict(start)))
             heads.append(world.translation)
+        # X-Axis Mirror: the mirror bones follow mirrored (Esc puts them back).
+        self.mirrors = pose_mirror.mirrors(list(context.selected_pose_bones or ()))
         centre = Vector(self.center) if self.use_center else sum(heads, Vector()) / len(heads)
         pivot = view3d_utils.location_3d_to_region_2d(region, view, centre)
         self.pivot = Vector((region.width / 2, region.height / 2)) if pivot is None else pivot
@@ -364,8 +368,10 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
             else:
                 location, _, scale = state.start["matrix_basis"].decompose()
                 pose_bone.matrix_basis = Matrix.LocRotScale(location, rotation, scale)
+                pose_mirror.follow(self.mirrors, pose_bone, state.mode, rotation)
                 continue
             bone_modes.write_parameters(pose_bone, state.last)
+            pose_mirror.follow(self.mirrors, pose_bone, state.mode, state.last)
         self._header(context)
         # Evaluate now: left to the event loop, the drawing sometimes ran before the drivers
         # had read the new values, and the bone showed the previous mouse position's pose.
@@ -381,11 +387,9 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
                      pose_bone: bpy.types.PoseBone) -> dict[str, Any]:
         near = (np.array(state.last["rq_swing"]), state.last["rq_twist"])
         swing, twist = quat_to_swing_twist(np.array(rotation), near=near)
-        (a, b), (low, high) = bone_modes.joint_limits(pose_bone)
-        limited_swing = clamp_swing_ellipse(swing, a, b)
-        limited_twist = float(clamp_twist(float(twist), low, high))
-        self.limited |= bool(np.any(limited_swing != swing)) or limited_twist != float(twist)
-        return {"rq_swing": [float(x) for x in limited_swing], "rq_twist": limited_twist}
+        values, limited = pose_mirror.limited_swing_twist(pose_bone, swing, float(twist))
+        self.limited |= limited
+        return values
 
     def _header(self, context: bpy.types.Context) -> None:
         typed = self._typed_angle()
@@ -423,6 +427,10 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
             elif auto_key:
                 self._key(pose_bone, state)
             obj.update_tag()
+        if not confirm:
+            pose_mirror.restore(self.mirrors)
+        elif auto_key:
+            pose_mirror.key_targets(self.mirrors)
         screen.show_changes()
         if not confirm:
             return {'CANCELLED'}

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Menu entries: an "RQ Rotation" submenu in the 3D View's Pose menu, and the key tools in
-the Graph Editor's Key menu (they act on the selected channels there)."""
+"""Menu entries: an "RQ Rotation" submenu in the 3D View's Pose menu, All and Rotation (RQ)
+in its Clear Transform submenu, and the key tools in the Graph Editor's Key menu (they act on
+the selected channels there)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,14 @@ def draw_pose_menu(self: Any, context: bpy.types.Context) -> None:
     self.layout.menu(VIEW3D_MT_pose_rq_rotation.__name__)
 
 
+def draw_clear_transform_menu(self: Any, context: bpy.types.Context) -> None:
+    """Appended to Pose > Clear Transform: the clears that also reset RQ and swing/twist
+    bones (Alt+R runs the rotation one)."""
+    self.layout.separator()
+    self.layout.operator("pose.rq_rot_clear", text="All (RQ)").clear_all = True
+    self.layout.operator("pose.rq_rot_clear", text="Rotation (RQ)")
+
+
 def draw_graph_key_menu(self: Any, context: bpy.types.Context) -> None:
     """Appended to the Graph Editor's Key menu."""
     self.layout.separator()
@@ -45,7 +54,11 @@ def draw_graph_key_menu(self: Any, context: bpy.types.Context) -> None:
 
 
 _register_classes, _unregister_classes = register_classes_factory((VIEW3D_MT_pose_rq_rotation,))
-MENUS = (("VIEW3D_MT_pose", draw_pose_menu), ("GRAPH_MT_key", draw_graph_key_menu))
+MENUS = (
+    ("VIEW3D_MT_pose", draw_pose_menu),
+    ("VIEW3D_MT_pose_transform", draw_clear_transform_menu),
+    ("GRAPH_MT_key", draw_graph_key_menu),
+)
 
 
 def register() -> None:

@@ -50,6 +50,7 @@ from .euler import (
     matrix_to_euler,
     quat_to_euler,
 )
+from .mirror import mirror_quat, mirror_rq, mirror_swing_twist, mirror_twist_limit
 from .quaternion import (
     align_quat_signs,
     matrix_to_quat,
@@ -117,6 +118,10 @@ __all__ = [
     "matrix_to_euler",
     "matrix_to_quat",
     "matrix_to_rq",
+    "mirror_quat",
+    "mirror_rq",
+    "mirror_swing_twist",
+    "mirror_twist_limit",
     "quat_angle_between",
     "quat_conjugate",
     "quat_matrix_jacobian",

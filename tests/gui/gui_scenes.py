@@ -642,3 +642,74 @@ def remove_action(obj: Any) -> None:
         data.action = None
         bpy.data.actions.remove(action)
     obj.update_tag()
+
+
+# -- pose tools on a symmetric rig (tests/gui/test_gui_pose_tools.py) ----------------------
+
+SYMMETRIC = "SymRig"
+# name, head, tail, mode: RQ arms, swing/twist legs, a native (quaternion) spine.
+SYMMETRIC_BONES = (
+    ("Arm.L", (0.3, 0.0, 1.5), (1.3, 0.0, 1.5), "RQ"),
+    ("Arm.R", (-0.3, 0.0, 1.5), (-1.3, 0.0, 1.5), "RQ"),
+    ("Leg.L", (0.3, 0.0, 0.9), (0.4, 0.0, 0.0), "SWING_TWIST"),
+    ("Leg.R", (-0.3, 0.0, 0.9), (-0.4, 0.0, 0.0), "SWING_TWIST"),
+    ("Spine", (0.0, 0.0, 0.9), (0.0, 0.0, 1.8), "QUATERNION"),
+)
+
+
+def build_symmetric() -> None:
+    """``SymRig`` (see `SYMMETRIC_BONES`), in Pose mode, framed; other armatures hidden."""
+    for other in bpy.data.objects:
+        other.hide_set(True)
+    obj = _armature(SYMMETRIC, [(name, head, tail, None)
+                                for name, head, tail, _ in SYMMETRIC_BONES])
+    for mode in ("RQ", "SWING_TWIST"):
+        set_mode(obj, [row[0] for row in SYMMETRIC_BONES if row[3] == mode], mode)
+    obj.pose.bones["Spine"].rotation_mode = 'QUATERNION'
+    frame_view(Vector((0.0, 0.0, 1.0)), 6.0)
+    pose_symmetric()
+
+
+def pose_symmetric() -> None:
+    """``SymRig`` posed away from rest, unkeyed, mirror off, auto-keying off."""
+    obj = bpy.data.objects[SYMMETRIC]
+    if obj.animation_data is not None:
+        obj.animation_data.action = None
+    bones = obj.pose.bones
+    bones["Arm.L"]["rq_vector"] = [0.3, 0.5, -0.4]
+    bones["Arm.R"]["rq_vector"] = [0.0, 0.0, 0.0]
+    bones["Leg.L"]["rq_swing"] = [0.4, -0.2]
+    bones["Leg.L"]["rq_twist"] = 0.3
+    bones["Leg.R"]["rq_swing"] = [0.0, 0.0]
+    bones["Leg.R"]["rq_twist"] = 0.0
+    bones["Spine"].rotation_quaternion = Euler((0.2, 0.3, -0.1)).to_quaternion()
+    obj.pose.use_mirror_x = False
+    bpy.context.scene.tool_settings.use_keyframe_insert_auto = False
+    obj.update_tag()
+    bpy.context.view_layer.update()
+
+
+def symmetric_state() -> dict[str, Any]:
+    """Every ``SymRig`` bone's parameters (or quaternion) and local rotation matrix, and the
+    rig's F-curves as ``[data_path, index, group]``."""
+    obj = bpy.data.objects[SYMMETRIC]
+    bpy.context.view_layer.update()
+    bones = {}
+    for pose_bone in obj.pose.bones:
+        state = {name: _plain(value) for name, value in pose_bone.items()
+                 if name.startswith("rq_")}
+        state["quaternion"] = list(pose_bone.rotation_quaternion)
+        state["basis"] = [list(row) for row in pose_bone.matrix_basis.to_3x3()]
+        bones[pose_bone.name] = state
+    curves = sorted([fc.data_path, fc.array_index, fc.group.name if fc.group else None]
+                    for fc in action_fcurves(obj))
+    return {"bones": bones, "fcurves": curves}
+
+
+def remove_symmetric() -> None:
+    """Remove ``SymRig``; show the other objects again."""
+    with override("VIEW_3D"):
+        bpy.ops.object.mode_set(mode='OBJECT')
+    bpy.data.objects.remove(bpy.data.objects[SYMMETRIC])
+    for other in bpy.data.objects:
+        other.hide_set(False)

@@ -213,8 +213,14 @@ KEYMAP_ITEMS = (
 )
 
 
+# R first; then the pose tools (tests/gui/test_gui_pose_tools.py).
+POSE_KEYS = [["pose.rq_rotate", "R", "PRESS"], ["pose.rq_rot_clear", "R", "PRESS"],
+             ["pose.rq_keyframe_insert", "I", "PRESS"], ["pose.rq_copy", "C", "PRESS"],
+             ["pose.rq_paste", "V", "PRESS"], ["pose.rq_paste", "V", "PRESS"]]
+
+
 def test_keymap_entry_exists_while_enabled_and_goes_with_disable(gui, chain):
-    assert gui.run(KEYMAP_ITEMS + "result = items") == [["pose.rq_rotate", "R", "PRESS"]]
+    assert gui.run(KEYMAP_ITEMS + "result = items") == POSE_KEYS
     after_disable = gui.run(
         f"import addon_utils\naddon_utils.disable({ADDON!r}, default_set=True)\n"
         + KEYMAP_ITEMS + "result = [items, hasattr(bpy.types, 'POSE_OT_rq_rotate')]"
@@ -224,7 +230,7 @@ def test_keymap_entry_exists_while_enabled_and_goes_with_disable(gui, chain):
         f"import addon_utils\naddon_utils.enable({ADDON!r}, default_set=True)\n"
         + KEYMAP_ITEMS + "result = items"
     )
-    assert after_enable == [["pose.rq_rotate", "R", "PRESS"]]
+    assert after_enable == POSE_KEYS
 
 
 ROTATING = "gui_scenes.rotating()"
