@@ -17,16 +17,12 @@ from typing import Any
 import bpy
 import numpy as np
 
+from ..operators.set_mode import MODE_LABELS
 from ..rq_blender import bone_modes, compat
 from ..rq_blender.overlay import settings as overlay_settings
 from ..rq_blender.registration import register_classes_factory
 from ..rq_rotation import clamp_swing_ellipse, scale_swing_into_ellipse, shell_distance
 
-MODE_LABELS = {
-    "RQ": "RQ (Rotation Vector)", "SWING_TWIST": "Swing/Twist", "QUATERNION": "Quaternion",
-    "AXIS_ANGLE": "Axis Angle", **{order: f"{order} Euler" for order in bone_modes.NATIVE_MODES
-                                   if len(order) == 3},
-}
 # The API stubs type icons as a Literal of every icon name.
 Icon = Any
 # A stored value within this of a limit is "on the limit" (RNA floats are 32-bit).
