@@ -600,3 +600,15 @@ def unbind_search_key() -> None:
     keymap, items = _search_key_items()
     for item in items:
         keymap.keymap_items.remove(item)
+
+
+def call_menu(name: str) -> None:
+    """Open the menu ``name`` over the 3D View (as its header's menu would)."""
+    with override("VIEW_3D"):
+        bpy.ops.wm.call_menu(name=name)
+
+
+def operator_label(idname: str) -> str:
+    """The label (``bl_label``) of an operator named ``POSE_OT_x`` or ``pose.x``."""
+    module, name = (idname.split("_OT_") if "_OT_" in idname else idname.split("."))
+    return getattr(getattr(bpy.ops, module.lower()), name).get_rna_type().name
