@@ -562,6 +562,34 @@ def test_undo_redo_set_mode_to_swing_twist_and_back(gui, undo_rig):
         assert {bone["mode"] for bone in after["bones"].values()} == {mode}
 
 
+LAST_OPERATOR = "gui_scenes.last_operator()"
+
+
+def test_reports_in_the_info_editor_are_short_and_right(gui, undo_rig):
+    """The reports as Blender's Info editor lists them (the status bar shows the last):
+    keys per channel, not summed over the bones, as the last report."""
+    operator_step(gui, "rq_set_mode", ["Root", "Tip"], mode='SWING_TWIST')()
+    before = len(gui.run("result = gui_scenes.info_reports()"))
+    # Reports reach the Info editor from operators the UI runs (not from Python): the bake
+    # runs from the operator search, as an animator would run it.
+    assert gui.run("result = gui_scenes.bind_search_key()") == ["wm.search_menu"]
+    try:
+        view = gui.run("result = gui_scenes.window_box(gui_scenes.area('VIEW_3D'))")
+        key = gui.run("result = gui_scenes.SEARCH_KEY")
+        last = gui.run(f"result = {LAST_OPERATOR}")
+        gui.xdotool("mousemove", str(view[0] + view[2] // 3), str(view[1] + view[3] // 2),
+                    "sleep", "0.3", "key", key, "sleep", "0.8", "type", "--delay", "40",
+                    "Bake RQ Rotations")
+        gui.xdotool("sleep", "0.8", "key", "Return")
+        assert wait_for_change(gui, LAST_OPERATOR, last, timeout=60.0)[0] == "POSE_OT_rq_bake"
+        gui.screenshot("report-status-bar")
+    finally:
+        gui.run("gui_scenes.unbind_search_key()")
+    shown = gui.run("result = gui_scenes.info_reports()")[before:]
+    assert shown[-1] == "Baked 2 bones to Quaternion: 20 keys per channel", shown
+    assert len(shown[-1]) <= 70
+
+
 def test_undo_redo_bake(gui, undo_rig):
     after = check_one_undo_step(gui, operator_step(gui, "rq_bake", ["Root", "Tip"]))
     assert {bone["mode"] for bone in after["bones"].values()} == {"QUATERNION"}
