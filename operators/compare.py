@@ -42,7 +42,7 @@ def compare_message(bone: str, result: dict) -> tuple[str, list[str]]:
               for k, s in result["angular_speed"].items()}
     worst = max(angles, key=lambda name: angles[name])
     reference = CURVE_LABELS[REFERENCE]
-    return f"{bone}: up to {angles[worst]:.1f}° from {reference} ({worst}); see image", [
+    return f"{bone}: up to {angles[worst]:.1f}° from the RQ spline ({worst})", [
         f"Largest angle to {reference}: "
         + ", ".join(f"{name} {angle:.2f}°" for name, angle in angles.items()),
         "Peak angular speed (°/frame): "

@@ -58,8 +58,11 @@ def reparameterize_message(
     if changed:
         headline = f"Reparameterized {reports.plural(changed, 'bone')}"
         return headline + (f", skipped {skipped} (see Info)" if skipped else ""), details
-    reasons = [f"{reports.name_list(names)} {why}" for names, why in
-               ((animated, "keyed"), (outside_limits, "beyond limits")) if names]
+    # One bone by name, more by count: the headline stays short.
+    reasons = [
+        f"{names[0] if len(set(names)) == 1 else reports.plural(len(set(names)), 'bone')} {why}"
+        for names, why in ((animated, "keyed"), (outside_limits, "beyond limits")) if names
+    ]
     if reasons:
         return f"No bone changed: {'; '.join(reasons)}", details
     return (f"No bone changed: every vector is already within {math.degrees(threshold):.0f}°",

@@ -62,7 +62,7 @@ def set_mode_message(
     keyed = sum(1 for plan in plans if plan.tracks)
     headline = f"Switched {reports.plural(len(plans), 'bone')} to {label}"
     if keyed:
-        headline += f", {keyed} with animation"
+        headline += f" ({keyed} animated)"
     details = []
     widened = [plan.name for plan in plans if plan.widened]
     if widened:
@@ -74,7 +74,7 @@ def set_mode_message(
         details.append(f"{reports.plural(moved, 'pose')} of "
                        f"{reports.name_list([plan.name for plan in limited])} lie outside "
                        "the joint limits: stored at the closest limit")
-        headline += f"; {reports.plural(moved, 'pose')} at the limits"
+        headline += f"; {reports.plural(moved, 'pose')} clamped"
     return headline, details
 
 

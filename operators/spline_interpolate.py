@@ -50,7 +50,7 @@ def interpolate_message(
     ``converted`` native bones were switched to RQ first."""
     headline = f"Interpolated {reports.plural(bones, 'bone')} as {kind}"
     if off:
-        headline += f", {reports.name_list(off)} beyond the tolerance"
+        headline += f", {reports.plural(len(set(off)), 'bone')} beyond tolerance"
     elif converted:
         headline += f" ({converted} converted to RQ)"
     details = [

@@ -8,6 +8,7 @@ Headless, ``bpy.ops`` prints each report (not errors, which raise) to stdout as
 status bar itself).
 """
 
+import math
 import os
 import pathlib
 import re
@@ -73,11 +74,11 @@ def test_set_mode_names_the_mode_as_the_menu_does(addon, capsys):
     rigs.key_rotation(obj.pose.bones["A"], "XYZ", [(1.0, (0.1, 0.2, 0.3)), (9.0, (0.4, 0.1, 0))])
     capsys.readouterr()
     assert bpy.ops.pose.rq_set_mode(mode='SWING_TWIST') == {'FINISHED'}
-    assert _headline(capsys) == "Switched 2 bones to Swing/Twist, 1 with animation"
+    assert _headline(capsys) == "Switched 2 bones to Swing/Twist (1 animated)"
     assert bpy.ops.pose.rq_set_mode(mode='SWING_TWIST') == {'CANCELLED'}
     assert _headline(capsys) == "No bone changed: the selected bones are already Swing/Twist"
     assert bpy.ops.pose.rq_set_mode(mode='RQ') == {'FINISHED'}
-    assert _headline(capsys) == "Switched 2 bones to RQ, 1 with animation"
+    assert _headline(capsys) == "Switched 2 bones to RQ (1 animated)"
 
 
 def test_reparameterize_says_why_nothing_changed(addon, capsys):
@@ -111,6 +112,34 @@ def test_spline_interpolation_names_the_spline_as_the_menu_does(addon, capsys):
     assert _headline(capsys) == "Interpolated 3 bones as B-Spline"
 
 
+def test_headlines_fit_the_status_bar_at_their_longest(addon):
+    """Long bone names, many bones, every warning at once."""
+    limit = ro.addon_module("rq_blender.reports").STATUS_LENGTH
+    conversion = ro.addon_module("rq_blender.conversion")
+    set_mode = ro.addon_module("operators.set_mode")
+    spline = ro.addon_module("operators.spline_interpolate")
+    reparameterize = ro.addon_module("operators.reparameterize")
+    compare = ro.addon_module("operators.compare")
+    names = [f"upperarm_twist.{i:03d}.L" for i in range(120)]
+    plans = [conversion.BonePlan(name, "XYZ", "SWING_TWIST", np.zeros(3)) for name in names]
+    for plan in plans:
+        plan.tracks, plan.limited_keys, plan.widened = [None], 9, True
+    rng = np.random.default_rng(0)
+    result = {"max_angle_to_rq": {k: 0.4 for k in compare.CURVE_LABELS},
+              "angular_speed": {k: rng.random(5) for k in compare.CURVE_LABELS}}
+    headlines = [
+        set_mode.set_mode_message("Swing/Twist", plans)[0],
+        spline.interpolate_message("Automatic Bezier", 120, 120, 9999, 999, 99, 0.1, names)[0],
+        reparameterize.reparameterize_message(0, names, names, math.pi)[0],
+        reparameterize.reparameterize_message(120, names, names, math.pi)[0],
+        compare.compare_message(names[0], result)[0],
+        ro.addon_module("operators.bake").bake_message("Quaternion", 120, [12, 99999])[0],
+    ]
+    for headline in headlines:
+        assert len(headline) <= limit, headline
+        assert not IDENTIFIERS.search(headline), headline
+
+
 def test_names_stay_short_in_headlines(addon):
     reports = ro.addon_module("rq_blender.reports")
     assert reports.name_list(["A"]) == "A"
@@ -126,7 +155,8 @@ def test_comparison_image_has_axes_legend_and_is_kept(addon, capsys):
     capsys.readouterr()
     assert bpy.ops.pose.rq_compare_interpolation(samples=200) == {'FINISHED'}
     headline = _headline(capsys)
-    assert headline.startswith("A: up to ") and "from RQ Catmull-Rom" in headline
+    assert re.fullmatch(r"A: up to [0-9.]+° from the RQ spline \((Slerp|Squad|Quaternion "
+                        r"Linear|Quaternion Bezier)\)", headline), headline
     image = bpy.data.images["RQ Interpolation Comparison"]
     assert image.use_fake_user and image.packed_file is not None and not image.is_dirty
     width, height = image.size
