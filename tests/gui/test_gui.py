@@ -567,7 +567,9 @@ LAST_OPERATOR = "gui_scenes.last_operator()"
 
 def test_reports_in_the_info_editor_are_short_and_right(gui, undo_rig):
     """The reports as Blender's Info editor lists them (the status bar shows the last):
-    keys per channel, not summed over the bones, as the last report."""
+    keys per channel, not summed over the bones, as the last report. Both steps are undone
+    after (the rig is the undo tests')."""
+    rig = snapshot(gui)
     operator_step(gui, "rq_set_mode", ["Root", "Tip"], mode='SWING_TWIST')()
     before = len(gui.run("result = gui_scenes.info_reports()"))
     # Reports reach the Info editor from operators the UI runs (not from Python): the bake
@@ -586,6 +588,8 @@ def test_reports_in_the_info_editor_are_short_and_right(gui, undo_rig):
     finally:
         gui.run("gui_scenes.unbind_search_key()")
     shown = gui.run("result = gui_scenes.info_reports()")[before:]
+    gui.run("gui_scenes.undo()\ngui_scenes.undo()")
+    assert snapshot(gui) == rig
     assert shown[-1] == "Baked 2 bones to Quaternion: 20 keys per channel", shown
     assert len(shown[-1]) <= 70
 
