@@ -19,7 +19,14 @@ from typing import TYPE_CHECKING
 import bpy
 from bpy.props import EnumProperty, FloatProperty
 
-from ..rq_blender import bone_modes, conversion, parameter_curves, progress, transaction
+from ..rq_blender import (
+    bone_modes,
+    conversion,
+    parameter_curves,
+    progress,
+    reports,
+    transaction,
+)
 from ..rq_blender.registration import register_classes_factory
 
 if TYPE_CHECKING:
@@ -60,6 +67,21 @@ def bake_bones(context: bpy.types.Context) -> list[tuple[bpy.types.Object, list[
     return list(per_object.values())
 
 
+def bake_message(target: str, bones: int, counts: list[int]) -> tuple[str, list[str]]:
+    """``(headline, details)`` of a bake of ``bones`` bones to the `TARGET_ITEMS` label
+    ``target``; ``counts`` holds the keys written on each channel of each animated bone, one
+    entry per bone and action (`conversion.apply_plan`)."""
+    baked = f"Baked {reports.plural(bones, 'bone')} to {target}"
+    if not counts:
+        return f"{baked}: no animation, current pose kept", []
+    low, high = min(counts), max(counts)
+    per_channel = f"{high}" if low == high else f"{low} to {high}"
+    return f"{baked}: {per_channel} keys per channel", [
+        f"{reports.plural(len(counts), 'animated bone track')} (a bone in one action); "
+        f"{sum(counts)} keys per channel summed over them",
+    ]
+
+
 def _progress(update: Callable[[float], None], start: int, count: int, fraction: float) -> None:
     """Progress of ``count`` bones after ``start`` bones, ``fraction`` of them done."""
     update(start + fraction * count)
@@ -97,7 +119,7 @@ class POSE_OT_rq_bake(bpy.types.Operator):
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         work = bake_bones(context)
         if not work:
-            self.report({'WARNING'}, "Nothing baked: no selected bone is in RQ or swing/twist mode")
+            self.report({'WARNING'}, "Nothing baked: no selected bone is in RQ or Swing/Twist mode")
             return {'CANCELLED'}
         try:
             plans = [
@@ -109,7 +131,7 @@ class POSE_OT_rq_bake(bpy.types.Operator):
             return {'CANCELLED'}
         tolerance = self.tolerance if self.keys == 'REDUCED' else 0.0
         bones = sum(len(p) for _, p in plans)
-        keys = 0
+        counts: list[int] = []
         done = 0
         touched = [(obj, plan.name) for obj, object_plans in plans for plan in object_plans]
         try:
@@ -117,16 +139,13 @@ class POSE_OT_rq_bake(bpy.types.Operator):
                     progress.progress(context, bones) as update:
                 for obj, object_plans in plans:
                     scaled = partial(_progress, update, done, len(object_plans))
-                    keys += conversion.apply_plan(obj, object_plans, tolerance, scaled)
+                    counts += conversion.apply_plan(obj, object_plans, tolerance, scaled)
                     done += len(object_plans)
         except Exception as error:
             return transaction.report_failure(self, error)
-        animated = sum(1 for _, p in plans for plan in p if plan.tracks)
-        self.report(
-            {'INFO'},
-            f"Baked {bones} bone{'s' * (bones != 1)} to {self.target} "
-            f"({animated} animated, {keys} keys per channel)",
-        )
+        headline, details = bake_message(
+            reports.labels(TARGET_ITEMS)[self.target], bones, counts)
+        reports.report(self, 'INFO', headline, details)
         return {'FINISHED'}
 
 

@@ -9,16 +9,46 @@ import math
 from typing import TYPE_CHECKING
 
 import bpy
+import numpy as np
 from bpy.props import IntProperty
 
 from .. import rq_rotation as rq
-from ..rq_blender import animdata, comparison_image, parameter_curves
+from ..rq_blender import animdata, comparison_image, parameter_curves, reports
 from ..rq_blender.registration import register_classes_factory
+from . import spline_interpolate
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
 
 IMAGE_NAME = "RQ Interpolation Comparison"
+# The curves of `rq_rotation.compare_interpolations`, as the report and the image's legend
+# name them (the RQ spline by the Spline Interpolation operator's label for its kind).
+CURVE_LABELS = {
+    "rq_catmull_rom": f"RQ {reports.labels(spline_interpolate.KIND_ITEMS)['CATMULL_ROM']}",
+    "slerp": "Slerp",
+    "squad": "Squad",
+    "quat_linear": "Quaternion Linear",
+    "quat_bezier": "Quaternion Bezier",
+}
+REFERENCE = "rq_catmull_rom"
+
+
+def compare_message(bone: str, result: dict) -> tuple[str, list[str]]:
+    """``(headline, details)`` of a comparison (`rq_rotation.compare_interpolations`'s
+    ``result``) over the keys of ``bone``."""
+    angles = {CURVE_LABELS[k]: math.degrees(a) for k, a in result["max_angle_to_rq"].items()
+              if k != REFERENCE}
+    speeds = {CURVE_LABELS[k]: math.degrees(float(s.max()))
+              for k, s in result["angular_speed"].items()}
+    worst = max(angles, key=lambda name: angles[name])
+    reference = CURVE_LABELS[REFERENCE]
+    return f"{bone}: up to {angles[worst]:.1f}° from the RQ spline ({worst})", [
+        f"Largest angle to {reference}: "
+        + ", ".join(f"{name} {angle:.2f}°" for name, angle in angles.items()),
+        "Peak angular speed (°/frame): "
+        + ", ".join(f"{name} {speed:.3g}" for name, speed in speeds.items()),
+        f"Angular speeds plotted in the image \"{IMAGE_NAME}\" (Image Editor)",
+    ]
 
 
 class POSE_OT_rq_compare_interpolation(bpy.types.Operator):
@@ -63,25 +93,15 @@ class POSE_OT_rq_compare_interpolation(bpy.types.Operator):
         result = rq.compare_interpolations(
             times, rq.rq_to_quat(curves.values(times)), self.samples
         )
-        names = list(result["angular_speed"])
-        pixels = comparison_image.plot_lines(result["t"], result["angular_speed"])
+        speeds = {CURVE_LABELS[k]: np.degrees(v) for k, v in result["angular_speed"].items()}
+        pixels = comparison_image.plot_lines(
+            result["t"], speeds, x_label="Frame", y_label="Angular speed (°/frame)")
         image = comparison_image.store(IMAGE_NAME, pixels)
         for area in context.screen.areas if context.screen is not None else ():
             if area.type == 'IMAGE_EDITOR':
                 area.spaces.active.image = image  # type: ignore[union-attr]
-        differences = ", ".join(
-            f"{name} {math.degrees(angle):.3g}"
-            for name, angle in result["max_angle_to_rq"].items() if name != "rq_catmull_rom"
-        )
-        peaks = ", ".join(
-            f"{name} {float(speed.max()):.3g}" for name, speed in result["angular_speed"].items()
-        )
-        self.report(
-            {'INFO'},
-            f"{pose_bone.name}: largest angle to the RQ spline (degrees): {differences}; "
-            f"peak angular speed (rad/frame): {peaks}; plot in image '{image.name}' "
-            f"({comparison_image.legend(names)})",
-        )
+        headline, details = compare_message(pose_bone.name, result)
+        reports.report(self, 'INFO', headline, details)
         return {'FINISHED'}
 
 

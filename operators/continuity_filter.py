@@ -7,7 +7,14 @@ from typing import TYPE_CHECKING
 
 import bpy
 
-from ..rq_blender import bone_modes, key_continuity, parameter_curves, progress, transaction
+from ..rq_blender import (
+    bone_modes,
+    key_continuity,
+    parameter_curves,
+    progress,
+    reports,
+    transaction,
+)
 from ..rq_blender.registration import register_classes_factory
 
 if TYPE_CHECKING:
@@ -35,7 +42,7 @@ class POSE_OT_rq_continuity_filter(bpy.types.Operator):
         if not targets:
             self.report(
                 {'WARNING'},
-                "Nothing filtered: no selected RQ vector or twist channel has keys",
+                "Nothing filtered: no selected RQ or twist channel has keys",
             )
             return {'CANCELLED'}
         changed = 0
@@ -56,11 +63,11 @@ class POSE_OT_rq_continuity_filter(bpy.types.Operator):
         if changed:
             bones = len(changed_bones)
             self.report(
-                {'INFO'}, f"Filtered {changed} key{'s' * (changed != 1)} on {bones} "
-                f"bone{'s' * (bones != 1)}",
+                {'INFO'}, f"Continuity filter changed {reports.plural(changed, 'key')} on "
+                f"{reports.plural(bones, 'bone')}",
             )
         else:
-            self.report({'INFO'}, f"All keys already continuous ({len(targets)} channels)")
+            self.report({'INFO'}, "No key changed: every key is already nearest the one before it")
         return {'FINISHED'}
 
 

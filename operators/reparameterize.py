@@ -17,7 +17,7 @@ import numpy as np
 from bpy.props import FloatProperty
 
 from .. import rq_rotation as rq
-from ..rq_blender import animdata, bone_modes, parameter_curves, transaction
+from ..rq_blender import animdata, bone_modes, parameter_curves, reports, transaction
 from ..rq_blender.registration import register_classes_factory
 
 if TYPE_CHECKING:
@@ -37,6 +37,36 @@ def _as_vector(name: str, value: np.ndarray) -> np.ndarray:
 
 def _from_vector(name: str, vector: np.ndarray) -> list[float]:
     return [float(x) for x in (vector if name == "rq_vector" else vector[[0, 2]])]
+
+
+def reparameterize_message(
+    changed: int, animated: list[str], outside_limits: list[str], threshold: float
+) -> tuple[str, list[str]]:
+    """``(headline, details)``: ``changed`` vectors were shortened; the bones in ``animated``
+    (keyed) and ``outside_limits`` (swing beyond its ellipse) were longer than ``threshold``
+    (radians) and left alone."""
+    details = []
+    if animated:
+        details.append(
+            f"Left {reports.name_list(animated, 20)} unchanged: keyed (use RQ Continuity Filter "
+            "or RQ Spline Interpolation on keys)"
+        )
+    if outside_limits:
+        details.append(f"Left {reports.name_list(outside_limits, 20)} unchanged: swing beyond "
+                       "the joint limits")
+    skipped = len(set(animated + outside_limits))
+    if changed:
+        headline = f"Reparameterized {reports.plural(changed, 'bone')}"
+        return headline + (f", skipped {skipped} (see Info)" if skipped else ""), details
+    # One bone by name, more by count: the headline stays short.
+    reasons = [
+        f"{names[0] if len(set(names)) == 1 else reports.plural(len(set(names)), 'bone')} {why}"
+        for names, why in ((animated, "keyed"), (outside_limits, "beyond limits")) if names
+    ]
+    if reasons:
+        return f"No bone changed: {'; '.join(reasons)}", details
+    return (f"No bone changed: every vector is already within {math.degrees(threshold):.0f}°",
+            details)
 
 
 class POSE_OT_rq_reparameterize(bpy.types.Operator):
@@ -99,7 +129,8 @@ class POSE_OT_rq_reparameterize(bpy.types.Operator):
                 new = _from_vector(name, rq.reparameterize(vector))
                 changes.append((obj, pose_bone, name, new))
         if not candidates:
-            self.report({'WARNING'}, "No selected bone is in RQ or swing/twist mode")
+            self.report({'WARNING'},
+                        "No bone changed: no selected bone is in RQ or Swing/Twist mode")
             return {'CANCELLED'}
         try:
             with transaction.all_or_nothing((obj, pb.name) for obj, pb, _, _ in changes):
@@ -107,17 +138,10 @@ class POSE_OT_rq_reparameterize(bpy.types.Operator):
                     bone_modes.write_parameters(pose_bone, {name: new})
         except Exception as error:
             return transaction.report_failure(self, error)
-        notes = []
-        if animated:
-            notes.append(
-                f"left animated {', '.join(animated)} unchanged (use the continuity filter or "
-                "spline interpolation on keyed channels)"
-            )
-        if outside_limits:
-            notes.append(f"left {', '.join(outside_limits)} unchanged (swing beyond its limits)")
-        count = len(changes)
-        message = f"Reparameterized {count} bone{'s' * (count != 1)}"
-        self.report({'WARNING'} if notes else {'INFO'}, "; ".join([message, *notes]))
+        headline, details = reparameterize_message(
+            len(changes), animated, outside_limits, self.threshold)
+        skipped = animated or outside_limits
+        reports.report(self, 'WARNING' if skipped else 'INFO', headline, details)
         return {'FINISHED'} if changes else {'CANCELLED'}
 
 

@@ -7,11 +7,11 @@ import bpy
 from bpy.props import EnumProperty, FloatProperty
 
 from .. import preferences
-from ..rq_blender import compat, conversion, progress, transaction
+from ..rq_blender import compat, conversion, progress, reports, transaction
 from ..rq_blender.registration import register_classes_factory
 
 MODE_ITEMS = (
-    ('RQ', "RQ (Rotation Vector)", "Exponential map: three channels, axis times angle"),
+    ('RQ', "RQ", "Rotation vector (exponential map): three channels, the axis times the angle"),
     (
         'SWING_TWIST',
         "Swing/Twist",
@@ -28,6 +28,9 @@ MODE_ITEMS = (
     ('ZYX', "ZYX Euler", "Blender's Euler mode, Z first"),
     ('AXIS_ANGLE', "Axis Angle", "Blender's axis-angle mode (W is the angle)"),
 )
+
+# The modes by their UI labels, for the panels and reports.
+MODE_LABELS = reports.labels(MODE_ITEMS)
 
 STRATEGY_ITEMS = (
     ('KEYS', "Keep Key Times", "Keys at the original key times, exact there"),
@@ -49,6 +52,30 @@ def _editable(obj: bpy.types.Object) -> bool:
         return True
     actions = [anim.action] + [s.action for t in anim.nla_tracks for s in t.strips]
     return all(a is None or a.library is None or a.override_library for a in actions)
+
+
+def set_mode_message(
+    label: str, plans: list[conversion.BonePlan]
+) -> tuple[str, list[str]]:
+    """``(headline, details)`` of switching the planned bones to the mode labelled ``label``
+    (after `conversion.apply_plan`, which sets ``widened``)."""
+    keyed = sum(1 for plan in plans if plan.tracks)
+    headline = f"Switched {reports.plural(len(plans), 'bone')} to {label}"
+    if keyed:
+        headline += f" ({keyed} animated)"
+    details = []
+    widened = [plan.name for plan in plans if plan.widened]
+    if widened:
+        details.append(f"Widened the joint limits of {reports.name_list(widened)} to cover "
+                       "their spins")
+    limited = [plan for plan in plans if plan.limited_keys]
+    if limited:
+        moved = sum(plan.limited_keys for plan in limited)
+        details.append(f"{reports.plural(moved, 'pose')} of "
+                       f"{reports.name_list([plan.name for plan in limited])} lie outside "
+                       "the joint limits: stored at the closest limit")
+        headline += f"; {reports.plural(moved, 'pose')} clamped"
+    return headline, details
 
 
 class POSE_OT_rq_set_mode(bpy.types.Operator):
@@ -109,8 +136,9 @@ class POSE_OT_rq_set_mode(bpy.types.Operator):
         except (ValueError, KeyError) as error:
             self.report({'ERROR'}, f"Nothing changed: {error}")
             return {'CANCELLED'}
+        label = MODE_LABELS[self.mode]
         if not plans:
-            self.report({'INFO'}, f"All selected bones are already in {self.mode} mode")
+            self.report({'INFO'}, f"No bone changed: the selected bones are already {label}")
             return {'CANCELLED'}
         try:
             with transaction.all_or_nothing((obj, plan.name) for plan in plans), \
@@ -118,24 +146,9 @@ class POSE_OT_rq_set_mode(bpy.types.Operator):
                 conversion.apply_plan(obj, plans, self.tolerance, update)
         except Exception as error:
             return transaction.report_failure(self, error)
-        keyed = sum(1 for plan in plans if plan.tracks)
-        message = (
-            f"Switched {len(plans)} bone{'s' * (len(plans) != 1)} to {self.mode} "
-            f"({keyed} with converted animation)"
-        )
-        widened = [plan.name for plan in plans if plan.widened]
-        if widened:
-            message += f"; widened the joint limits of {', '.join(widened)} to cover their spins"
-        limited = [plan for plan in plans if plan.limited_keys]
-        if limited:
-            moved = sum(plan.limited_keys for plan in limited)
-            limited_names = ", ".join(plan.name for plan in limited)
-            self.report(
-                {'WARNING'},
-                f"{moved} poses of {limited_names} lie outside their joint limits: stored at the "
-                "closest limit",
-            )
-        self.report({'INFO'}, message)
+        headline, details = set_mode_message(label, plans)
+        limited = any(plan.limited_keys for plan in plans)
+        reports.report(self, 'WARNING' if limited else 'INFO', headline, details)
         return {'FINISHED'}
 
 

@@ -17,6 +17,7 @@ from ..rq_blender import (
     conversion,
     parameter_curves,
     progress,
+    reports,
     spline_keys,
     transaction,
 )
@@ -37,6 +38,36 @@ KIND_ITEMS = (
     ('BEZIER', "Automatic Bezier", "Passes through the keys, automatic (Catmull-Rom) handles"),
     ('BSPLINE', "B-Spline", "Smooth (C2) curve that approximates the keys (needs 3 keys)"),
 )
+
+
+def interpolate_message(
+    kind: str, bones: int, converted: int, written: int, added: int, jumps: int,
+    worst: float, off: list[str],
+) -> tuple[str, list[str]]:
+    """``(headline, details)`` of interpolating ``bones`` bones with the spline labelled
+    ``kind`` (`KIND_ITEMS`): ``written`` keys, ``added`` of them new (``jumps`` held jumps),
+    ``worst`` the largest deviation (radians), ``off`` the bones beyond the tolerance;
+    ``converted`` native bones were switched to RQ first."""
+    headline = f"Interpolated {reports.plural(bones, 'bone')} as {kind}"
+    if off:
+        headline += f", {reports.plural(len(set(off)), 'bone')} beyond tolerance"
+    elif converted:
+        headline += f" ({converted} converted to RQ)"
+    details = [
+        f"{written} keys, {added} added: the spline's hidden keys and "
+        f"{reports.plural(jumps, 'held jump')} between charts; largest deviation "
+        f"{math.degrees(worst):.3g} degrees"
+    ]
+    if converted:
+        details.append(f"Converted {reports.plural(converted, 'native bone')} to RQ first")
+    if off:
+        # Only a fast turn (radians per frame) next to the identity on a shell with a turning
+        # axis gets here: a held jump stands still for `spline_keys.JUMP_GAP` frames, one
+        # continuous chart swings along the shell (see spline_keys).
+        names = reports.name_list(sorted(off), 20)
+        details.append(f"Deviation beyond the tolerance on {names} (a fast turn next to a 360° "
+                       "shell)")
+    return headline, details
 
 
 class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
@@ -124,8 +155,7 @@ class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
         if not usable:
             self.report(
                 {'WARNING'},
-                f"Nothing interpolated: no selected RQ or swing/twist channel has {minimum} or "
-                "more keys",
+                f"Nothing interpolated: no selected RQ or Swing/Twist channel has {minimum}+ keys",
             )
             return {'FINISHED'} if converted else {'CANCELLED'}
         kind = spline_keys.KINDS[self.kind]
@@ -152,21 +182,10 @@ class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
                 if result.max_error > self.tolerance:
                     off.append(curves.bone_name)
                 update(len(usable) + done + 1)
-        bones = parameter_curves.count_bones(usable)
-        note = f", converted {converted} native bone{'s' * (converted != 1)}" if converted else ""
-        message = (
-            f"Interpolated {bones} bone{'s' * (bones != 1)} as {self.kind.replace('_', '-')}: "
-            f"{written} keys ({added} added: the spline's hidden keys and {jumps} held "
-            f"jump{'s' * (jumps != 1)} between charts; largest deviation "
-            f"{math.degrees(worst):.3g} degrees){note}"
-        )
-        if off:
-            # Only a fast turn (radians per frame) next to the identity on a shell with a
-            # turning axis gets here: a held jump stands still for `spline_keys.JUMP_GAP`
-            # frames, one continuous chart swings along the shell (see spline_keys).
-            message += (f"; beyond the tolerance on {', '.join(sorted(set(off)))} (a fast turn "
-                        "next to a 2*pi shell)")
-        self.report({'WARNING'} if off else {'INFO'}, message)
+        headline, details = interpolate_message(
+            reports.labels(KIND_ITEMS)[self.kind], parameter_curves.count_bones(usable),
+            converted, written, added, jumps, worst, off)
+        reports.report(self, 'WARNING' if off else 'INFO', headline, details)
         return {'FINISHED'}
 
     def _fit(

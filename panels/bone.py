@@ -17,6 +17,7 @@ from typing import Any
 import bpy
 import numpy as np
 
+from ..operators.set_mode import MODE_LABELS
 from ..rq_blender import bone_modes, compat
 from ..rq_blender.overlay import settings as overlay_settings
 from ..rq_blender.registration import register_classes_factory
@@ -27,11 +28,6 @@ from ..rq_rotation import (
     shell_distance,
 )
 
-MODE_LABELS = {
-    "RQ": "RQ (Rotation Vector)", "SWING_TWIST": "Swing/Twist", "QUATERNION": "Quaternion",
-    "AXIS_ANGLE": "Axis Angle", **{order: f"{order} Euler" for order in bone_modes.NATIVE_MODES
-                                   if len(order) == 3},
-}
 # The API stubs type icons as a Literal of every icon name.
 Icon = Any
 # A stored value within this of a limit is "on the limit" (RNA floats are 32-bit).
@@ -39,12 +35,13 @@ ON_LIMIT = math.radians(0.01)
 # Warn when |v| is within this of a singular shell |v| = 2 pi k: the rotation velocity and
 # Euclidean interpolation of the vector distort like 1 / (distance to the shell).
 SHELL_WARNING = math.radians(20.0)
-# The animation tools of the add-on's bones: (operator, button text, icon).
-ANIMATION_OPERATORS: tuple[tuple[str, str, Icon], ...] = (
-    ("pose.rq_continuity_filter", "Continuity Filter", 'IPO_EASE_IN_OUT'),
-    ("pose.rq_spline_interpolate", "Spline Interpolation", 'IPO_BEZIER'),
-    ("pose.rq_bake", "Bake to Native Keys", 'ACTION'),
-    ("pose.rq_compare_interpolation", "Compare Interpolations", 'GRAPH'),
+# The animation tools of the add-on's bones: (operator, icon). Buttons show the operator's
+# label, as the menus and the operator search do.
+ANIMATION_OPERATORS: tuple[tuple[str, Icon], ...] = (
+    ("pose.rq_continuity_filter", 'IPO_EASE_IN_OUT'),
+    ("pose.rq_spline_interpolate", 'IPO_BEZIER'),
+    ("pose.rq_bake", 'ACTION'),
+    ("pose.rq_compare_interpolation", 'GRAPH'),
 )
 
 
@@ -91,20 +88,22 @@ def shell_warning(vector: np.ndarray) -> str | None:
     return f"|v| = {math.degrees(length):.0f}°, {math.degrees(distance):.1f}° from {shell:.0f}°"
 
 
-def draw_mode_menu(layout: bpy.types.UILayout, mode: str) -> None:
-    """The rotation-mode menu: runs ``pose.rq_set_mode`` on the selected bones."""
-    row = layout.row(align=True)
-    row.label(text="Mode")
-    row.operator_menu_enum("pose.rq_set_mode", "mode", text=MODE_LABELS.get(mode, mode))
+def draw_mode_menu(layout: bpy.types.UILayout, pose_bone: bpy.types.PoseBone) -> None:
+    """The rotation-mode menu, showing the bone's mode: runs ``pose.rq_set_mode`` on the
+    selected bones. The panels draw it in their header: right under Blender's own Transform
+    panel, whose Mode menu shows the driven native channels (Axis Angle), a second "Mode" row
+    would read as a contradiction; "RQ Rotation [Swing/Twist]" reads as the add-on's mode."""
+    mode = bone_modes.current_mode(pose_bone)
+    layout.operator_menu_enum("pose.rq_set_mode", "mode", text=MODE_LABELS.get(mode, mode))
 
 
 def draw_bone(layout: bpy.types.UILayout, pose_bone: bpy.types.PoseBone) -> None:
-    """Mode, parameters, limits with their status, and warnings for one pose bone.
+    """Parameters, limits with their status, and warnings for one pose bone (the mode menu
+    is in the panel's header, `draw_mode_menu`).
 
     Values no tool can use (`bone_modes.value_problems`) are named with a reset button, and
     the status computed from them is left out: the panel always draws whole."""
     mode = bone_modes.current_mode(pose_bone)
-    draw_mode_menu(layout, mode)
     problems = dict(bone_modes.value_problems(pose_bone))
     _draw_problems(layout, pose_bone, problems)
     stored: Any = pose_bone  # ID properties (the stubs lack ``in``)
@@ -142,8 +141,8 @@ def draw_bone(layout: bpy.types.UILayout, pose_bone: bpy.types.PoseBone) -> None
         layout.label(text="Native mode: pick RQ or Swing/Twist above", icon='INFO')
         return
     column = layout.column(align=True)
-    for idname, text, icon in ANIMATION_OPERATORS:
-        column.operator(idname, text=text, icon=icon)
+    for idname, icon in ANIMATION_OPERATORS:
+        column.operator(idname, icon=icon)
 
 
 def _draw_problems(
@@ -156,7 +155,7 @@ def _draw_problems(
     box.alert = True
     for name, message in problems.items():
         box.label(text=message, icon='ERROR')
-        button = box.operator("pose.rq_reset_property", text=f"Reset {name}", icon='LOOP_BACK')
+        button = box.operator("pose.rq_reset_property", icon='LOOP_BACK')
         button.name = name
         button.bone = pose_bone.name
 
@@ -185,7 +184,7 @@ def _draw_shell_warning(layout: bpy.types.UILayout, vector: np.ndarray) -> None:
         box.alert = True
         box.label(text="Near a singular shell", icon='ERROR')
         box.label(text=warning)
-        box.operator("pose.rq_reparameterize", text="Reparameterize", icon='FILE_REFRESH')
+        box.operator("pose.rq_reparameterize", icon='FILE_REFRESH')
 
 
 def active_pose_bone(context: bpy.types.Context) -> bpy.types.PoseBone:
@@ -205,6 +204,9 @@ class RQPoseBonePanel:
         obj = context.object
         return (obj is not None and obj.type == 'ARMATURE' and obj.mode == 'POSE'
                 and context.active_pose_bone is not None)
+
+    def draw_header_preset(self, context: bpy.types.Context) -> None:
+        draw_mode_menu(self.layout, active_pose_bone(context))
 
 
 # (The 5.2 stubs type Panel.poll's context as Optional, "never None": RQPoseBonePanel's poll

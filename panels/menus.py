@@ -26,7 +26,7 @@ class VIEW3D_MT_pose_rq_rotation(bpy.types.Menu):
     def draw(self, context: bpy.types.Context) -> None:
         layout = self.layout
         assert layout is not None
-        layout.operator_menu_enum("pose.rq_set_mode", "mode", text="Set Rotation Mode")
+        layout.operator_menu_enum("pose.rq_set_mode", "mode")
         layout.separator()
         for idname in POSE_OPERATORS:
             layout.operator(idname)

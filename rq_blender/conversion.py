@@ -861,7 +861,7 @@ def apply_plan(
     plans: Sequence[BonePlan],
     tolerance: float = 0.0,
     progress: Callable[[float], None] | None = None,
-) -> int:
+) -> list[int]:
     """Switch the planned bones: change the mode (keeping the current pose), write the new
     keys (reduced within ``tolerance`` radians for tracks planned with the SAMPLED strategy)
     into the old curves' channel group, then remove the old rotation F-curves from every
@@ -870,10 +870,10 @@ def apply_plan(
     new curves share a data path, removes the old ones first (their modifiers and flags
     belong to the old order). Swing/twist bones whose limits restrict nothing
     get them widened to cover the new curves (`widen_limits`, sets ``plan.widened``), so the
-    drivers' clamp never changes the animation. Returns the number of keys written per
-    channel, summed over tracks."""
+    drivers' clamp never changes the animation. Returns the number of keys written on each
+    channel of each track (a bone in one action), one entry per track."""
     uses = animdata.actions_of(obj)
-    total = 0
+    counts: list[int] = []
     for done, plan in enumerate(plans):
         new_paths = {animdata.bone_data_path(plan.name, prop) for prop, _ in layout(plan.target)}
         _remove_source_curves(uses, plan, new_paths, inside=True)
@@ -889,7 +889,7 @@ def apply_plan(
                 count, fcurves = len(track.times), _write_track(
                     owner, plan.name, plan.target, track, mask
                 )
-            total += count
+            counts.append(count)
             written.extend(fcurves)
         if plan.target == "SWING_TWIST" and plan.unlimited:
             plan.widened = widen_limits(pose_bone, written, plan.static)
@@ -897,4 +897,4 @@ def apply_plan(
         if progress is not None:
             progress((done + 1) / len(plans))
     obj.update_tag()
-    return total
+    return counts

@@ -219,9 +219,11 @@ def draw() -> None:
 def draw_overlay_popover(self: Any, context: bpy.types.Context) -> None:
     """Appended to the viewport's Overlays popover (bone section)."""
     if context.mode == 'POSE':
-        row = self.layout.row(align=True)
-        row.prop(settings(context), "show_limits", text="Joint Limits (RQ)")
-        row.prop(settings(context), "size", text="Size")
+        row = self.layout.row()
+        row.prop(settings(context), "show_limits", text="Joint Limits")
+        size = row.row()
+        size.active = settings(context).show_limits
+        size.prop(settings(context), "size", text="Size")
 
 
 _handle: list[Any] = []

@@ -12,7 +12,7 @@ def test_report_and_image(addon, capsys):
     obj.data.bones.active = obj.data.bones["A"]
     assert bpy.ops.pose.rq_compare_interpolation(samples=200) == {'FINISHED'}
     out = capsys.readouterr().out
-    for name in ("slerp", "squad", "quat_bezier", "peak angular speed"):
+    for name in ("Slerp", "Squad", "Quaternion Bezier", "Peak angular speed"):
         assert name in out
     image = bpy.data.images["RQ Interpolation Comparison"]
     pixels = np.empty(image.size[0] * image.size[1] * 4, dtype=np.float32)

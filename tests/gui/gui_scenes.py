@@ -713,3 +713,32 @@ def remove_symmetric() -> None:
     bpy.data.objects.remove(bpy.data.objects[SYMMETRIC])
     for other in bpy.data.objects:
         other.hide_set(False)
+
+
+def call_menu(name: str) -> None:
+    """Open the menu ``name`` over the 3D View (as its header's menu would)."""
+    with override("VIEW_3D"):
+        bpy.ops.wm.call_menu(name=name)
+
+
+def operator_label(idname: str) -> str:
+    """The label (``bl_label``) of an operator named ``POSE_OT_x`` or ``pose.x``."""
+    module, name = (idname.split("_OT_") if "_OT_" in idname else idname.split("."))
+    return getattr(getattr(bpy.ops, module.lower()), name).get_rna_type().name
+
+
+def info_reports() -> list[str]:
+    """The reports in the Info editor, as its Copy (Ctrl+C) gives them: the Timeline area
+    shows the Info editor for the time it takes."""
+    timeline = area("DOPESHEET_EDITOR")
+    ui_type = timeline.ui_type
+    timeline.type = 'INFO'
+    try:
+        redraw()
+        with override("INFO"):
+            bpy.ops.info.select_all(action='SELECT')
+            bpy.ops.info.report_copy()
+        return bpy.context.window_manager.clipboard.splitlines()
+    finally:
+        timeline.type = 'DOPESHEET_EDITOR'
+        timeline.ui_type = ui_type

@@ -165,6 +165,46 @@ def test_menu_entries_and_tooltips(gui, chain):
     assert all(len(text) > 20 for text in tooltips.values()), tooltips
 
 
+def test_labels_fit_and_are_the_same_in_panels_menus_and_search(gui, chain):
+    """Each operator reads the same everywhere: panels and menus give its buttons no text of
+    their own (tests/static checks the source), so they show its label; the operator search
+    (F3, on the test-only key of `gui_scenes.bind_search_key`) lists the Pose menu's entries.
+    Screenshots of the sidebar, the Bone tab, the menu and the search show the labels whole
+    (build/gui/labels-*.png)."""
+    since = len(gui.log_text())
+    labels = gui.run(
+        "from bl_ext.user_default.rq_rotations.panels import menus\n"
+        "result = [gui_scenes.operator_label(name) for name in"
+        " ['pose.rq_set_mode', *menus.POSE_OPERATORS]]"
+    )
+    assert len(set(labels)) == len(labels) and all(len(label) <= 28 for label in labels), labels
+    box = gui.run(
+        "obj = bpy.data.objects['Chain']\n"
+        "gui_scenes.select(obj, ['Forearm'], active='Forearm')\n"
+        "gui_scenes.show_bone_tab()\n"
+        "result = gui_scenes.show_sidebar()\n"
+        "gui_scenes.redraw()\n"
+    )
+    gui.screenshot("labels-sidebar", box)
+    gui.screenshot("labels-properties", gui.run("result = gui_scenes.area_boxes()['PROPERTIES']"))
+    gui.run("gui_scenes.call_menu('VIEW3D_MT_pose_rq_rotation')")
+    gui.xdotool("sleep", "1.0")
+    gui.screenshot("labels-pose-menu")
+    gui.xdotool("key", "Escape", "sleep", "0.5")
+    assert gui.run("result = gui_scenes.bind_search_key()") == ["wm.search_menu"]
+    try:
+        view = gui.run("result = gui_scenes.window_box(gui_scenes.area('VIEW_3D'))")
+        key = gui.run("result = gui_scenes.SEARCH_KEY")
+        gui.xdotool("mousemove", str(view[0] + view[2] // 2), str(view[1] + view[3] // 2),
+                    "sleep", "0.3", "key", key, "sleep", "0.8", "type", "--delay", "40", "RQ")
+        gui.xdotool("sleep", "1.0")
+        gui.screenshot("labels-f3-search")
+        gui.xdotool("key", "Escape", "sleep", "0.5")
+    finally:
+        gui.run("gui_scenes.unbind_search_key()")
+    assert_no_python_error(gui, since)
+
+
 def test_overlay_draws_limit_cones_in_the_viewport(gui, chain):
     since = len(gui.log_text())
     box = gui.run(
@@ -526,6 +566,38 @@ def test_undo_redo_set_mode_to_swing_twist_and_back(gui, undo_rig):
         after = check_one_undo_step(gui, operator_step(gui, "rq_set_mode", ["Root", "Tip"],
                                                        mode=mode))
         assert {bone["mode"] for bone in after["bones"].values()} == {mode}
+
+
+LAST_OPERATOR = "gui_scenes.last_operator()"
+
+
+def test_reports_in_the_info_editor_are_short_and_right(gui, undo_rig):
+    """The reports as Blender's Info editor lists them (the status bar shows the last):
+    keys per channel, not summed over the bones, as the last report. Both steps are undone
+    after (the rig is the undo tests')."""
+    rig = snapshot(gui)
+    operator_step(gui, "rq_set_mode", ["Root", "Tip"], mode='SWING_TWIST')()
+    before = len(gui.run("result = gui_scenes.info_reports()"))
+    # Reports reach the Info editor from operators the UI runs (not from Python): the bake
+    # runs from the operator search, as an animator would run it.
+    assert gui.run("result = gui_scenes.bind_search_key()") == ["wm.search_menu"]
+    try:
+        view = gui.run("result = gui_scenes.window_box(gui_scenes.area('VIEW_3D'))")
+        key = gui.run("result = gui_scenes.SEARCH_KEY")
+        last = gui.run(f"result = {LAST_OPERATOR}")
+        gui.xdotool("mousemove", str(view[0] + view[2] // 3), str(view[1] + view[3] // 2),
+                    "sleep", "0.3", "key", key, "sleep", "0.8", "type", "--delay", "40",
+                    "Bake RQ Rotations")
+        gui.xdotool("sleep", "0.8", "key", "Return")
+        assert wait_for_change(gui, LAST_OPERATOR, last, timeout=60.0)[0] == "POSE_OT_rq_bake"
+        gui.screenshot("report-status-bar")
+    finally:
+        gui.run("gui_scenes.unbind_search_key()")
+    shown = gui.run("result = gui_scenes.info_reports()")[before:]
+    gui.run("gui_scenes.undo()\ngui_scenes.undo()")
+    assert snapshot(gui) == rig
+    assert shown[-1] == "Baked 2 bones to Quaternion: 20 keys per channel", shown
+    assert len(shown[-1]) <= 70
 
 
 def test_undo_redo_bake(gui, undo_rig):
