@@ -44,7 +44,12 @@ def mirror_swing_twist(swing, twist):
 
 
 def mirror_twist_limit(lo, hi):
-    """The twist range ``[lo, hi]`` of the mirrored bone: ``(-hi, -lo)``."""
+    """The twist range ``[lo, hi]`` of the mirrored bone: ``(-hi, -lo)``.
+
+    An inverted range (``lo > hi``) holds the twist at ``lo`` (`clamp_twist`); its mirror
+    ``(-lo, hi - 2 lo)`` holds it at ``-lo`` and is inverted by as much, so mirroring twice
+    gives the range back."""
     lo = as_scalars(lo, "lo")
     hi = as_scalars(hi, "hi")
-    return -hi, -lo
+    inverted = lo > hi
+    return np.where(inverted, -lo, -hi), np.where(inverted, hi - 2.0 * lo, -lo)

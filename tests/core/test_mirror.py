@@ -51,6 +51,19 @@ def test_twist_limit_mirrors_to_the_negated_range():
     assert lo <= t <= hi
 
 
+def test_the_mirrored_range_limits_the_mirrored_twist_as_the_range_limits_the_twist(rng):
+    """``clamp_twist`` in the mirrored range is the mirror of ``clamp_twist`` in the range,
+    for ordered and inverted ranges (held at their first value), and mirroring twice gives
+    the range back."""
+    lo, hi = rng.uniform(-3.0, 3.0, size=(2, 400))
+    t = rng.uniform(-4.0, 4.0, size=400)
+    mirrored = rq.mirror_twist_limit(lo, hi)
+    np.testing.assert_allclose(rq.clamp_twist(-t, *mirrored), -rq.clamp_twist(t, lo, hi),
+                               atol=1e-15)
+    np.testing.assert_allclose(rq.mirror_twist_limit(*mirrored), (lo, hi), atol=1e-12)
+    assert (lo > hi).sum() > 100  # inverted ranges were among them
+
+
 def test_bad_input_names_the_argument():
     with pytest.raises(ValueError, match="swing"):
         rq.mirror_swing_twist([1.0, 2.0, 3.0], 0.0)
