@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Menu entries: an "RQ Rotation" submenu in the 3D View's Pose menu, All and Rotation (RQ)
+"""Menu entries: an "RQ Rotation" submenu in the 3D View's Pose menu, Clear Rotation (RQ)
 in its Clear Transform submenu, and the key tools in the Graph Editor's Key menu (they act on
 the selected channels there)."""
 
@@ -39,11 +39,11 @@ def draw_pose_menu(self: Any, context: bpy.types.Context) -> None:
 
 
 def draw_clear_transform_menu(self: Any, context: bpy.types.Context) -> None:
-    """Appended to Pose > Clear Transform: the clears that also reset RQ and swing/twist
-    bones (Alt+R runs the rotation one)."""
+    """Appended to Pose > Clear Transform: the clear that also resets RQ and swing/twist
+    bones (Alt+R runs it; its redo panel's All Transforms clears location and scale too). One
+    entry with the operator's own label, as everywhere."""
     self.layout.separator()
-    self.layout.operator("pose.rq_rot_clear", text="All (RQ)").clear_all = True
-    self.layout.operator("pose.rq_rot_clear", text="Rotation (RQ)")
+    self.layout.operator("pose.rq_rot_clear")
 
 
 def draw_graph_key_menu(self: Any, context: bpy.types.Context) -> None:

@@ -94,18 +94,22 @@ def test_r_drag_shows_every_pose_live_and_esc_restores_the_screen(gui, keyed_spi
     value = "list(bpy.data.objects['Chain'].pose.bones['Spine']['rq_vector'])"
     before = grab(gui, "live-before", {**screen_boxes, "status": boxes["status"]})
 
-    x, top, width, height = boxes["view"]
-    mouse = (x + width // 2 + 250, top + height // 3)  # away from the rig: no pixel of it
+    x, top, _, height = boxes["view"]
+    # Near the view's left edge: away from the rig, and from the sidebar, which overlaps the
+    # view's right side (a hovered field there would light up).
+    mouse = (x + 80, top + height // 3)
     gui.xdotool("mousemove", *map(str, mouse), "sleep", "0.3", "key", "r")
     state = wait_for_change(gui, ROTATING, None)
     deadline = time.monotonic() + 10.0
-    while changed(grab(gui, "live-status", {"status": boxes["status"]})["status"],
-                  before["status"]) < MOVED:
+    while True:
+        keys = grab(gui, "live-status", {"status": boxes["status"]})["status"]
+        if changed(keys, before["status"]) >= MOVED:
+            break
         assert time.monotonic() < deadline, "no modal keys in the status bar"
 
     # Free rotation, then RR (trackball), then X (global axis), then a typed angle.
-    steps = [("mousemove", str(mouse[0] - 35 * i), str(mouse[1] + 30 * i)) for i in (1, 2, 3)]
-    steps += [("key", "r"), ("mousemove", str(mouse[0] - 60), str(mouse[1] + 140)),
+    steps = [("mousemove", str(mouse[0] + 35 * i), str(mouse[1] + 30 * i)) for i in (1, 2, 3)]
+    steps += [("key", "r"), ("mousemove", str(mouse[0] + 60), str(mouse[1] + 140)),
               ("key", "x"), ("mousemove", str(mouse[0] + 40), str(mouse[1] + 60)),
               ("key", "3"), ("key", "5")]
     during, written = [], []
@@ -118,8 +122,10 @@ def test_r_drag_shows_every_pose_live_and_esc_restores_the_screen(gui, keyed_spi
     assert wait_for_change(gui, ROTATING, state) is None
     after = grab(gui, "live-after-esc", {**screen_boxes, "status": boxes["status"]})
 
-    for key in (*screen_boxes, "status"):
+    for key in screen_boxes:
         assert changed(after[key], before[key]) <= SAME, f"Esc left the {key} changed"
+    # The modal keys are gone (the status bar may have shown an earlier report before).
+    assert changed(after["status"], keys) >= MOVED, "the modal keys stayed in the status bar"
     # Each step moved the rig on screen...
     shown = [before, *during]
     for step in range(1, len(shown)):
