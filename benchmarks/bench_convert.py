@@ -81,9 +81,7 @@ def rows(repeats: int = 5) -> list[dict]:
         for order in sorted(set(modes.values())):
             for pose_bone in obj.pose.bones:
                 rigs.select(pose_bone, modes[pose_bone.name] == order)
-            back += timed(
-                lambda order=order: bpy.ops.pose.rq_set_mode(mode=order, strategy='KEYS')
-            )
+            back += timed(lambda order=order: bpy.ops.pose.rq_set_mode(mode=order, strategy='KEYS'))
         record("back to Euler", back, bake)
     return [
         {

@@ -41,22 +41,57 @@ def run_benchmark(n=1_000_000, repeats=7, seed=0):
     t_fwd = best_of(lambda: rq.rq_to_quat(v), repeats)
     t_inv = best_of(lambda: rq.quat_to_rq(q), repeats)
     t_jac = best_of(lambda: rq.rq_quat_jacobian(v), repeats)
-    rows.append({"name": "scipy Rotation.from_rotvec(v).as_quat()", "ms": 1e3 * t_sp_fwd,
-                 "reference": None, "ratio": None})
-    rows.append({"name": "rq_to_quat(v)", "ms": 1e3 * t_fwd,
-                 "reference": "scipy from_rotvec", "ratio": t_sp_fwd / t_fwd})
-    rows.append({"name": "scipy Rotation.from_quat(q).as_rotvec()", "ms": 1e3 * t_sp_inv,
-                 "reference": None, "ratio": None})
-    rows.append({"name": "quat_to_rq(q)", "ms": 1e3 * t_inv,
-                 "reference": "scipy as_rotvec", "ratio": t_sp_inv / t_inv})
-    rows.append({"name": "rq_quat_jacobian(v)", "ms": 1e3 * t_jac,
-                 "reference": "rq_to_quat (time ratio jacobian / rq_to_quat)",
-                 "ratio": t_jac / t_fwd})
+    rows.append(
+        {
+            "name": "scipy Rotation.from_rotvec(v).as_quat()",
+            "ms": 1e3 * t_sp_fwd,
+            "reference": None,
+            "ratio": None,
+        }
+    )
+    rows.append(
+        {
+            "name": "rq_to_quat(v)",
+            "ms": 1e3 * t_fwd,
+            "reference": "scipy from_rotvec",
+            "ratio": t_sp_fwd / t_fwd,
+        }
+    )
+    rows.append(
+        {
+            "name": "scipy Rotation.from_quat(q).as_rotvec()",
+            "ms": 1e3 * t_sp_inv,
+            "reference": None,
+            "ratio": None,
+        }
+    )
+    rows.append(
+        {
+            "name": "quat_to_rq(q)",
+            "ms": 1e3 * t_inv,
+            "reference": "scipy as_rotvec",
+            "ratio": t_sp_inv / t_inv,
+        }
+    )
+    rows.append(
+        {
+            "name": "rq_quat_jacobian(v)",
+            "ms": 1e3 * t_jac,
+            "reference": "rq_to_quat (time ratio jacobian / rq_to_quat)",
+            "ratio": t_jac / t_fwd,
+        }
+    )
     try:
         import mathutils
     except ImportError:
-        rows.append({"name": "mathutils per-element loop", "ms": None,
-                     "reference": "skipped: mathutils is not importable here", "ratio": None})
+        rows.append(
+            {
+                "name": "mathutils per-element loop",
+                "ms": None,
+                "reference": "skipped: mathutils is not importable here",
+                "ratio": None,
+            }
+        )
     else:
         m = 20_000
         sub = v[:m].tolist()
@@ -68,8 +103,14 @@ def run_benchmark(n=1_000_000, repeats=7, seed=0):
                 mathutils.Quaternion(vec.normalized() if ang else (1, 0, 0), ang)
 
         t_mu = best_of(loop, 3) * n / m
-        rows.append({"name": f"mathutils loop (scaled from {m} to {n})", "ms": 1e3 * t_mu,
-                     "reference": "rq_to_quat (speed-up)", "ratio": t_mu / t_fwd})
+        rows.append(
+            {
+                "name": f"mathutils loop (scaled from {m} to {n})",
+                "ms": 1e3 * t_mu,
+                "reference": "rq_to_quat (speed-up)",
+                "ratio": t_mu / t_fwd,
+            }
+        )
     return rows
 
 
@@ -84,29 +125,50 @@ def readme_rows():
         ("rq_to_quat(v)", "scipy Rotation.from_rotvec(v).as_quat()", ">= 1.5x"),
         ("quat_to_rq(q)", "scipy Rotation.from_quat(q).as_rotvec()", ">= 1.5x"),
     ):
-        out.append({"measurement": f"{name}, 10^6 vectors",
-                    "ours": f"{rows[name]['ms']:.1f} ms",
-                    "peer": f"{rows[scipy_name]['ms']:.1f} ms ({peer})",
-                    "ratio": f"{rows[name]['ratio']:.2f}x faster", "target": target})
+        out.append(
+            {
+                "measurement": f"{name}, 10^6 vectors",
+                "ours": f"{rows[name]['ms']:.1f} ms",
+                "peer": f"{rows[scipy_name]['ms']:.1f} ms ({peer})",
+                "ratio": f"{rows[name]['ratio']:.2f}x faster",
+                "target": target,
+            }
+        )
     jacobian = rows["rq_quat_jacobian(v)"]
-    out.append({"measurement": "rq_quat_jacobian(v), 10^6 vectors",
-                "ours": f"{jacobian['ms']:.1f} ms", "peer": "rq_to_quat(v) above",
-                "ratio": f"{jacobian['ratio']:.2f}x its time", "target": "<= 2x"})
+    out.append(
+        {
+            "measurement": "rq_quat_jacobian(v), 10^6 vectors",
+            "ours": f"{jacobian['ms']:.1f} ms",
+            "peer": "rq_to_quat(v) above",
+            "ratio": f"{jacobian['ratio']:.2f}x its time",
+            "target": "<= 2x",
+        }
+    )
     loop = next((row for name, row in rows.items() if name.startswith("mathutils")), None)
     if loop is not None and loop["ms"] is not None:
-        out.append({"measurement": "rq_to_quat(v) vs a per-element mathutils loop",
-                    "ours": f"{rows['rq_to_quat(v)']['ms']:.1f} ms",
-                    "peer": f"{loop['ms']:.0f} ms (extrapolated from 20,000)",
-                    "ratio": f"{loop['ratio']:.0f}x faster", "target": "for scale"})
+        out.append(
+            {
+                "measurement": "rq_to_quat(v) vs a per-element mathutils loop",
+                "ours": f"{rows['rq_to_quat(v)']['ms']:.1f} ms",
+                "peer": f"{loop['ms']:.0f} ms (extrapolated from 20,000)",
+                "ratio": f"{loop['ratio']:.0f}x faster",
+                "target": "for scale",
+            }
+        )
     return out
 
 
 def environment():
     import scipy
 
-    return {"numpy": np.__version__, "scipy": scipy.__version__,
-            "python": platform.python_version(), "machine": platform.machine(),
-            "processor": platform.processor() or "unknown", "system": platform.platform()}
+    return {
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "processor": platform.processor() or "unknown",
+        "system": platform.platform(),
+    }
 
 
 def main():

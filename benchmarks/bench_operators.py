@@ -78,10 +78,13 @@ def readme_rows(bones: int = 200, frames: int = 1000) -> list[dict[str, str]]:
     """The rows of the README's benchmark table (see ``tools/bench_all.py``)."""
     baseline, rows = measure(bones, frames)
     return [
-        {"measurement": f"{name}, {bones} RQ bones x {frames} frames",
-         "ours": f"{seconds:.3f} s",
-         "peer": f"{baseline:.2f} s (nla.bake, visual keying)",
-         "ratio": f"{seconds / baseline:.3f} of it", "target": "< 0.05"}
+        {
+            "measurement": f"{name}, {bones} RQ bones x {frames} frames",
+            "ours": f"{seconds:.3f} s",
+            "peer": f"{baseline:.2f} s (nla.bake, visual keying)",
+            "ratio": f"{seconds / baseline:.3f} of it",
+            "target": "< 0.05",
+        }
         for name, seconds in rows
     ]
 
@@ -91,14 +94,18 @@ def main() -> None:
     parser.add_argument("--bones", type=int, default=200)
     parser.add_argument("--frames", type=int, default=1000)
     args = parser.parse_args()
-    print(f"Blender {bpy.app.version_string}: {args.bones} RQ bones, {args.frames} frames, "
-          f"keys every {KEY_STEP} frames")
+    print(
+        f"Blender {bpy.app.version_string}: {args.bones} RQ bones, {args.frames} frames, "
+        f"keys every {KEY_STEP} frames"
+    )
     baseline, rows = measure(args.bones, args.frames)
     print(f"nla.bake (visual keying) {baseline:8.3f} s")
     for name, seconds in rows:
         ratio = seconds / baseline
-        print(f"{name:22s} {seconds:8.3f} s   {ratio:7.4f} of nla.bake   "
-              f"target < 0.05: {'met' if ratio < 0.05 else 'NOT met'}")
+        print(
+            f"{name:22s} {seconds:8.3f} s   {ratio:7.4f} of nla.bake   "
+            f"target < 0.05: {'met' if ratio < 0.05 else 'NOT met'}"
+        )
 
 
 if __name__ == "__main__":

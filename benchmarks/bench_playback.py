@@ -122,18 +122,24 @@ def readme_rows() -> list[dict[str, str]]:
     rows = playback_rows(install_addon())
     native = next(ms for layout, ms, _ in rows if layout == "native quaternion")
     return [
-        {"measurement": f"playback, {layout} ({BONES} bones, {FRAMES} frames)",
-         "ours": f"{ms:.2f} ms/frame",
-         "peer": f"{native:.2f} ms/frame (native quaternion keys)",
-         "ratio": f"{ratio:.2f}x", "target": f"<= {TARGETS[layout]}x"}
-        for layout, ms, ratio in rows if layout in TARGETS
+        {
+            "measurement": f"playback, {layout} ({BONES} bones, {FRAMES} frames)",
+            "ours": f"{ms:.2f} ms/frame",
+            "peer": f"{native:.2f} ms/frame (native quaternion keys)",
+            "ratio": f"{ratio:.2f}x",
+            "target": f"<= {TARGETS[layout]}x",
+        }
+        for layout, ms, ratio in rows
+        if layout in TARGETS
     ]
 
 
 def main() -> None:
     bone_modes = install_addon()
-    print(f"Blender {bpy.app.version_string}, {platform.machine()}, {platform.processor() or ''}"
-          f" {platform.system()}, Python {platform.python_version()}")
+    print(
+        f"Blender {bpy.app.version_string}, {platform.machine()}, {platform.processor() or ''}"
+        f" {platform.system()}, Python {platform.python_version()}"
+    )
     print(f"{BONES} bones keyed at 2 frames, frame_set over {FRAMES} frames, best of runs")
     for layout, ms, ratio in playback_rows(bone_modes):
         target = TARGETS.get(layout)

@@ -24,10 +24,16 @@ def time_nla_bake(obj: bpy.types.Object, frame_start: int, frame_end: int) -> fl
     the original action back and re-evaluate the scene as it was, so the next operator timed
     does not pay for that (``bpy.ops`` updates the view layer first)."""
     action = obj.animation_data.action
-    elapsed = timed(lambda: bpy.ops.nla.bake(
-        frame_start=frame_start, frame_end=frame_end, only_selected=True, visual_keying=True,
-        use_current_action=False, bake_types={'POSE'},
-    ))
+    elapsed = timed(
+        lambda: bpy.ops.nla.bake(
+            frame_start=frame_start,
+            frame_end=frame_end,
+            only_selected=True,
+            visual_keying=True,
+            use_current_action=False,
+            bake_types={'POSE'},
+        )
+    )
     scratch = obj.animation_data.action
     obj.animation_data.action = action
     if scratch is not action:

@@ -16,6 +16,15 @@ from . import (
 )
 
 register, unregister = register_modules_factory(
-    (set_mode, bake, continuity_filter, reparameterize, spline_interpolate, compare, posing,
-     bone_values, pose_tools)
+    (
+        set_mode,
+        bake,
+        continuity_filter,
+        reparameterize,
+        spline_interpolate,
+        compare,
+        posing,
+        bone_values,
+        pose_tools,
+    )
 )

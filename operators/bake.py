@@ -97,11 +97,16 @@ class POSE_OT_rq_bake(bpy.types.Operator):
     bl_options = {'REGISTER', 'UNDO'}
 
     target: EnumProperty(  # type: ignore[valid-type]
-        name="Rotation", items=TARGET_ITEMS, default='QUATERNION',
+        name="Rotation",
+        items=TARGET_ITEMS,
+        default='QUATERNION',
         description="Native rotation mode of the baked keys",
     )
     keys: EnumProperty(  # type: ignore[valid-type]
-        name="Keys", items=KEYS_ITEMS, default='EVERY_FRAME', description="Which keys to keep",
+        name="Keys",
+        items=KEYS_ITEMS,
+        default='EVERY_FRAME',
+        description="Which keys to keep",
     )
     tolerance: FloatProperty(  # type: ignore[valid-type]
         name="Tolerance",
@@ -135,16 +140,14 @@ class POSE_OT_rq_bake(bpy.types.Operator):
         done = 0
         touched = [(obj, plan.name) for obj, object_plans in plans for plan in object_plans]
         try:
-            with transaction.all_or_nothing(touched), \
-                    progress.progress(context, bones) as update:
+            with transaction.all_or_nothing(touched), progress.progress(context, bones) as update:
                 for obj, object_plans in plans:
                     scaled = partial(_progress, update, done, len(object_plans))
                     counts += conversion.apply_plan(obj, object_plans, tolerance, scaled)
                     done += len(object_plans)
         except Exception as error:
             return transaction.report_failure(self, error)
-        headline, details = bake_message(
-            reports.labels(TARGET_ITEMS)[self.target], bones, counts)
+        headline, details = bake_message(reports.labels(TARGET_ITEMS)[self.target], bones, counts)
         reports.report(self, 'INFO', headline, details)
         return {'FINISHED'}
 

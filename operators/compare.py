@@ -36,10 +36,14 @@ REFERENCE = "rq_catmull_rom"
 def compare_message(bone: str, result: dict) -> tuple[str, list[str]]:
     """``(headline, details)`` of a comparison (`rq_rotation.compare_interpolations`'s
     ``result``) over the keys of ``bone``."""
-    angles = {CURVE_LABELS[k]: math.degrees(a) for k, a in result["max_angle_to_rq"].items()
-              if k != REFERENCE}
-    speeds = {CURVE_LABELS[k]: math.degrees(float(s.max()))
-              for k, s in result["angular_speed"].items()}
+    angles = {
+        CURVE_LABELS[k]: math.degrees(a)
+        for k, a in result["max_angle_to_rq"].items()
+        if k != REFERENCE
+    }
+    speeds = {
+        CURVE_LABELS[k]: math.degrees(float(s.max())) for k, s in result["angular_speed"].items()
+    }
     worst = max(angles, key=lambda name: angles[name])
     reference = CURVE_LABELS[REFERENCE]
     return f"{bone}: up to {angles[worst]:.1f}° from the RQ spline ({worst})", [
@@ -61,8 +65,11 @@ class POSE_OT_rq_compare_interpolation(bpy.types.Operator):
     bl_options = {'REGISTER', 'UNDO'}
 
     samples: IntProperty(  # type: ignore[valid-type]
-        name="Samples", description="Sample times over the keyed range", default=400,
-        min=16, max=100000,
+        name="Samples",
+        description="Sample times over the keyed range",
+        default=400,
+        min=16,
+        max=100000,
     )
 
     @classmethod
@@ -81,7 +88,8 @@ class POSE_OT_rq_compare_interpolation(bpy.types.Operator):
             return {'CANCELLED'}
         curves = next(
             (
-                found for use in animdata.actions_of(obj)
+                found
+                for use in animdata.actions_of(obj)
                 if (found := parameter_curves.read_parameter(obj, use, pose_bone.name, "rq_vector"))
             ),
             None,
@@ -90,12 +98,11 @@ class POSE_OT_rq_compare_interpolation(bpy.types.Operator):
         if curves is None or times is None or len(times) < 2:
             self.report({'WARNING'}, f"{pose_bone.name} needs RQ keys at 2 or more frames")
             return {'CANCELLED'}
-        result = rq.compare_interpolations(
-            times, rq.rq_to_quat(curves.values(times)), self.samples
-        )
+        result = rq.compare_interpolations(times, rq.rq_to_quat(curves.values(times)), self.samples)
         speeds = {CURVE_LABELS[k]: np.degrees(v) for k, v in result["angular_speed"].items()}
         pixels = comparison_image.plot_lines(
-            result["t"], speeds, x_label="Frame", y_label="Angular speed (°/frame)")
+            result["t"], speeds, x_label="Frame", y_label="Angular speed (°/frame)"
+        )
         image = comparison_image.store(IMAGE_NAME, pixels)
         for area in context.screen.areas if context.screen is not None else ():
             if area.type == 'IMAGE_EDITOR':

@@ -36,9 +36,7 @@ class POSE_OT_rq_continuity_filter(bpy.types.Operator):
         return parameter_curves.poll_pose_or_graph(cls, context)
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
-        targets = parameter_curves.target_parameters(
-            context, key_continuity.FILTERED_PARAMETERS
-        )
+        targets = parameter_curves.target_parameters(context, key_continuity.FILTERED_PARAMETERS)
         if not targets:
             self.report(
                 {'WARNING'},
@@ -48,8 +46,10 @@ class POSE_OT_rq_continuity_filter(bpy.types.Operator):
         changed = 0
         changed_bones: set[tuple[str, str]] = set()
         try:
-            with transaction.all_or_nothing((c.obj, c.bone_name) for c in targets), \
-                    progress.progress(context, len(targets)) as update:
+            with (
+                transaction.all_or_nothing((c.obj, c.bone_name) for c in targets),
+                progress.progress(context, len(targets)) as update,
+            ):
                 for c in targets:
                     bone_modes.check_values(parameter_curves.pose_bone(c.obj, c.bone_name))
                 for done, curves in enumerate(targets):
@@ -63,7 +63,8 @@ class POSE_OT_rq_continuity_filter(bpy.types.Operator):
         if changed:
             bones = len(changed_bones)
             self.report(
-                {'INFO'}, f"Continuity filter changed {reports.plural(changed, 'key')} on "
+                {'INFO'},
+                f"Continuity filter changed {reports.plural(changed, 'key')} on "
                 f"{reports.plural(bones, 'bone')}",
             )
         else:

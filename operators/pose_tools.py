@@ -59,8 +59,9 @@ KEYING_SET_CHANNELS = {
 TRANSFORM_PATHS = {"LOCATION": "location", "SCALE": "scale"}
 
 
-def _addon_and_native(context: bpy.types.Context) -> tuple[list[bpy.types.PoseBone],
-                                                             list[bpy.types.PoseBone]]:
+def _addon_and_native(
+    context: bpy.types.Context,
+) -> tuple[list[bpy.types.PoseBone], list[bpy.types.PoseBone]]:
     """The selected pose bones in an add-on mode, and the others."""
     addon: list[bpy.types.PoseBone] = []
     native: list[bpy.types.PoseBone] = []
@@ -111,7 +112,8 @@ class POSE_OT_rq_rot_clear(bpy.types.Operator):
     bl_options = {'REGISTER', 'UNDO'}
 
     clear_all: BoolProperty(  # type: ignore[valid-type]
-        name="All Transforms", default=False,
+        name="All Transforms",
+        default=False,
         description="Also clear location and scale (Blender's own clear, on every bone)",
     )
 
@@ -209,11 +211,13 @@ class POSE_OT_rq_keyframe_insert(bpy.types.Operator):
         if "CUSTOM_PROPS" in channels:  # every number property, the parameters included
             stored: Any = pose_bone
             for name, value in stored.items():
-                numbers = (value if hasattr(value, "__len__") and not isinstance(value, str)
-                           else [value])
+                numbers = (
+                    value if hasattr(value, "__len__") and not isinstance(value, str) else [value]
+                )
                 if len(numbers) and all(isinstance(x, (int, float)) for x in numbers):
-                    pose_bone.keyframe_insert(f'["{bpy.utils.escape_identifier(name)}"]',
-                                              group=group)
+                    pose_bone.keyframe_insert(
+                        f'["{bpy.utils.escape_identifier(name)}"]', group=group
+                    )
         elif "ROTATION" in channels:
             pose_mirror.key_rotation(pose_bone)
 
@@ -268,8 +272,11 @@ class POSE_OT_rq_copy(bpy.types.Operator):
         for pose_bone in context.selected_pose_bones or ():
             mode, pose = pose_mirror.pose_of(pose_bone)
             stored: Any = pose_bone
-            limits = {name: [float(x) for x in stored[name]] for name in bone_modes.LIMITS
-                      if pose_bone.get(name) is not None}
+            limits = {
+                name: [float(x) for x in stored[name]]
+                for name in bone_modes.LIMITS
+                if pose_bone.get(name) is not None
+            }
             _copied[pose_bone.name] = Copied(mode, pose, limits)
         _stamp[0] = copy_buffer_stamp()
         return {'FINISHED'}
@@ -284,11 +291,13 @@ class POSE_OT_rq_paste(bpy.types.Operator):
     bl_options = {'REGISTER', 'UNDO'}
 
     flipped: BoolProperty(  # type: ignore[valid-type]
-        name="Flipped on X-Axis", default=False,
+        name="Flipped on X-Axis",
+        default=False,
         description="Paste the stored pose flipped on to current pose",
     )
     selected_mask: BoolProperty(  # type: ignore[valid-type]
-        name="On Selected Only", default=False,
+        name="On Selected Only",
+        default=False,
         description="Only paste the stored pose on to selected bones in the current pose",
     )
 
@@ -309,8 +318,7 @@ class POSE_OT_rq_paste(bpy.types.Operator):
         targets: list[tuple[str, Copied]] = []
         for name, copied in _copied.items():
             target = obj.pose.bones.get(bpy.utils.flip_name(name) if flip else name)
-            if target is None or (self.selected_mask
-                                  and not compat.pose_bone_selected(target)):
+            if target is None or (self.selected_mask and not compat.pose_bone_selected(target)):
                 continue
             # Blender pastes native rotations itself, but not those of driven bones.
             if {bone_modes.current_mode(target), copied.mode} & set(bone_modes.ADDON_MODES):
@@ -321,8 +329,9 @@ class POSE_OT_rq_paste(bpy.types.Operator):
                 for name, copied in targets:
                     target = obj.pose.bones[name]
                     self._limits(target, copied, flip)
-                    pose_mirror.write(target, pose_mirror.transferred(
-                        copied.mode, copied.pose, target, flip))
+                    pose_mirror.write(
+                        target, pose_mirror.transferred(copied.mode, copied.pose, target, flip)
+                    )
                     if _auto_keying(context):
                         pose_mirror.key_rotation(target)
         except Exception as error:  # restored, reported, never raised
@@ -343,4 +352,5 @@ class POSE_OT_rq_paste(bpy.types.Operator):
 
 
 register, unregister = register_classes_factory(
-    (POSE_OT_rq_rot_clear, POSE_OT_rq_keyframe_insert, POSE_OT_rq_copy, POSE_OT_rq_paste))
+    (POSE_OT_rq_rot_clear, POSE_OT_rq_keyframe_insert, POSE_OT_rq_copy, POSE_OT_rq_paste)
+)

@@ -58,10 +58,15 @@ CTRL_KEYS = {"LEFT_CTRL", "RIGHT_CTRL"}
 SHIFT_KEYS = {"LEFT_SHIFT", "RIGHT_SHIFT"}
 AXES = {"X": Vector((1.0, 0.0, 0.0)), "Y": Vector((0.0, 1.0, 0.0)), "Z": Vector((0.0, 0.0, 1.0))}
 NUMERIC_KEYS = {
-    **{name: str(i) for i, name in enumerate(
-        ("ZERO", "ONE", "TWO", "THREE", "FOUR", "FIVE", "SIX", "SEVEN", "EIGHT", "NINE"))},
+    **{
+        name: str(i)
+        for i, name in enumerate(
+            ("ZERO", "ONE", "TWO", "THREE", "FOUR", "FIVE", "SIX", "SEVEN", "EIGHT", "NINE")
+        )
+    },
     **{f"NUMPAD_{i}": str(i) for i in range(10)},
-    "PERIOD": ".", "NUMPAD_PERIOD": ".",
+    "PERIOD": ".",
+    "NUMPAD_PERIOD": ".",
 }
 CONFIRM = {"LEFTMOUSE", "RET", "NUMPAD_ENTER", "SPACE"}
 CANCEL = {"RIGHTMOUSE", "ESC"}
@@ -75,9 +80,14 @@ CONSTRAINT_ITEMS = (
 )
 # The status bar while rotating, as Blender's rotate shows its modal keys: (icon, what it does).
 STATUS_KEYS = (
-    ('MOUSE_LMB', "Confirm"), ('MOUSE_RMB', "Cancel"),
-    ('EVENT_X', "X Axis"), ('EVENT_Y', "Y Axis"), ('EVENT_Z', "Z Axis"),
-    ('EVENT_R', "Trackball"), ('EVENT_CTRL', "Snap Invert"), ('EVENT_SHIFT', "Precision"),
+    ('MOUSE_LMB', "Confirm"),
+    ('MOUSE_RMB', "Cancel"),
+    ('EVENT_X', "X Axis"),
+    ('EVENT_Y', "Y Axis"),
+    ('EVENT_Z', "Z Axis"),
+    ('EVENT_R', "Trackball"),
+    ('EVENT_CTRL', "Snap Invert"),
+    ('EVENT_SHIFT', "Precision"),
 )
 ORIENT_ITEMS = (
     ('GLOBAL', "Global", "World axes"),
@@ -102,8 +112,10 @@ class BoneState:
 def _parameters(pose_bone: bpy.types.PoseBone, mode: str) -> dict[str, Any]:
     """The stored parameters of an add-on-mode bone, as plain floats / lists."""
     stored: Any = pose_bone
-    return {name: (float(stored[name]) if size == 1 else [float(x) for x in stored[name]])
-            for name, size in bone_modes.PARAMETERS[mode]}
+    return {
+        name: (float(stored[name]) if size == 1 else [float(x) for x in stored[name]])
+        for name, size in bone_modes.PARAMETERS[mode]
+    }
 
 
 def _lookup(state: BoneState) -> tuple[bpy.types.Object, bpy.types.PoseBone]:
@@ -119,11 +131,16 @@ def snap_settings(scene: bpy.types.Scene | None) -> tuple[bool, float, float]:
     if scene is None:
         return False, DEFAULT_SNAP_INCREMENT, DEFAULT_SNAP_PRECISION
     settings: Any = scene.tool_settings
-    by_default = bool(settings.use_snap and getattr(settings, "use_snap_rotate", True)
-                      and 'INCREMENT' in settings.snap_elements)
-    return (by_default,
-            float(getattr(settings, "snap_angle_increment_3d", DEFAULT_SNAP_INCREMENT)),
-            float(getattr(settings, "snap_angle_increment_3d_precision", DEFAULT_SNAP_PRECISION)))
+    by_default = bool(
+        settings.use_snap
+        and getattr(settings, "use_snap_rotate", True)
+        and 'INCREMENT' in settings.snap_elements
+    )
+    return (
+        by_default,
+        float(getattr(settings, "snap_angle_increment_3d", DEFAULT_SNAP_INCREMENT)),
+        float(getattr(settings, "snap_angle_increment_3d_precision", DEFAULT_SNAP_PRECISION)),
+    )
 
 
 def snap_angle(angle: float, increment: float) -> float:
@@ -143,8 +160,11 @@ def _draw_status(header: Any, _context: bpy.types.Context) -> None:
 
 def addon_bones(context: bpy.types.Context) -> list[bpy.types.PoseBone]:
     """Selected pose bones in an add-on mode."""
-    return [pb for pb in (context.selected_pose_bones or ())
-            if bone_modes.current_mode(pb) in bone_modes.ADDON_MODES]
+    return [
+        pb
+        for pb in (context.selected_pose_bones or ())
+        if bone_modes.current_mode(pb) in bone_modes.ADDON_MODES
+    ]
 
 
 class POSE_OT_rq_rotate(bpy.types.Operator):
@@ -156,32 +176,49 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
     bl_options = {'REGISTER', 'UNDO', 'BLOCKING', 'GRAB_CURSOR'}
 
     constraint_axis: EnumProperty(  # type: ignore[valid-type]
-        name="Constraint Axis", items=CONSTRAINT_ITEMS, default='NONE',
-        description="Start constrained to this axis", options={'SKIP_SAVE'},
+        name="Constraint Axis",
+        items=CONSTRAINT_ITEMS,
+        default='NONE',
+        description="Start constrained to this axis",
+        options={'SKIP_SAVE'},
     )
     orient_type: EnumProperty(  # type: ignore[valid-type]
-        name="Orientation", items=ORIENT_ITEMS, default='GLOBAL',
-        description="Orientation of the constraint axis", options={'SKIP_SAVE'},
+        name="Orientation",
+        items=ORIENT_ITEMS,
+        default='GLOBAL',
+        description="Orientation of the constraint axis",
+        options={'SKIP_SAVE'},
     )
     orient_matrix: FloatVectorProperty(  # type: ignore[valid-type]
-        name="Orientation Matrix", size=9, default=(1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0),
+        name="Orientation Matrix",
+        size=9,
+        default=(1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0),
         description="World axes X, Y, Z (row by row) when the orientation is Matrix",
         options={'SKIP_SAVE'},
     )
     center: FloatVectorProperty(  # type: ignore[valid-type]
-        name="Center", size=3, subtype='XYZ', options={'SKIP_SAVE'},
+        name="Center",
+        size=3,
+        subtype='XYZ',
+        options={'SKIP_SAVE'},
         description="World point the mouse turns about (with Use Center; else the bones' median)",
     )
     use_center: BoolProperty(  # type: ignore[valid-type]
-        name="Use Center", default=False, options={'SKIP_SAVE'},
+        name="Use Center",
+        default=False,
+        options={'SKIP_SAVE'},
         description="Measure the mouse's turn about Center (the gizmo's centre)",
     )
     use_trackball: BoolProperty(  # type: ignore[valid-type]
-        name="Trackball", default=False, description="Start in trackball mode",
+        name="Trackball",
+        default=False,
+        description="Start in trackball mode",
         options={'SKIP_SAVE'},
     )
     release_confirm: BoolProperty(  # type: ignore[valid-type]
-        name="Confirm on Release", default=False, options={'SKIP_SAVE'},
+        name="Confirm on Release",
+        default=False,
+        options={'SKIP_SAVE'},
         description="Confirm when the mouse button that started the rotation is released",
     )
 
@@ -211,12 +248,23 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
         for pose_bone in context.selected_pose_bones or ():
             obj = cast(bpy.types.Object, pose_bone.id_data)
             mode = bone_modes.current_mode(pose_bone)
-            start = (_parameters(pose_bone, mode) if mode in bone_modes.ADDON_MODES
-                     else {"matrix_basis": pose_bone.matrix_basis.copy()})
+            start = (
+                _parameters(pose_bone, mode)
+                if mode in bone_modes.ADDON_MODES
+                else {"matrix_basis": pose_bone.matrix_basis.copy()}
+            )
             world = obj.matrix_world @ pose_bone.matrix
-            self.bones.append(BoneState(
-                obj.name, pose_bone.name, mode, world.to_quaternion(),
-                pose_bone.matrix_basis.to_quaternion(), start, dict(start)))
+            self.bones.append(
+                BoneState(
+                    obj.name,
+                    pose_bone.name,
+                    mode,
+                    world.to_quaternion(),
+                    pose_bone.matrix_basis.to_quaternion(),
+                    start,
+                    dict(start),
+                )
+            )
             heads.append(world.translation)
         # X-Axis Mirror: the mirror bones follow mirrored (Esc puts them back).
         self.mirrors = pose_mirror.mirrors(list(context.selected_pose_bones or ()))
@@ -239,8 +287,7 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
         self.limited = False
         # Ctrl (snap_invert) and Shift (precise) as last seen; the scene's snapping settings.
         self.snap_invert, self.precise = bool(event.ctrl), bool(event.shift)
-        self.snap_default, self.snap_increment, self.snap_precision = snap_settings(
-            context.scene)
+        self.snap_default, self.snap_increment, self.snap_precision = snap_settings(context.scene)
         cast(Any, context.window_manager).modal_handler_add(self)
         if context.workspace is not None:
             context.workspace.status_text_set(_draw_status)
@@ -257,7 +304,8 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
         if kind == 'MOUSEMOVE':
             self._mouse_moved(Vector((event.mouse_region_x, event.mouse_region_y)))
         elif (pressed and kind in CONFIRM) or (
-                self.release_confirm and kind == 'LEFTMOUSE' and event.value == 'RELEASE'):
+            self.release_confirm and kind == 'LEFTMOUSE' and event.value == 'RELEASE'
+        ):
             return self._finish(context, confirm=True)
         elif pressed and kind in CANCEL:
             return self._finish(context, confirm=False)
@@ -329,8 +377,10 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
 
     def _trackball_angles(self) -> tuple[float, float]:
         """Turns about the view's up and right axes from the mouse's travel, snapped."""
-        return (self._snap(self.trackball.x * TRACKBALL_RADIANS_PER_PIXEL),
-                self._snap(self.trackball.y * TRACKBALL_RADIANS_PER_PIXEL))
+        return (
+            self._snap(self.trackball.x * TRACKBALL_RADIANS_PER_PIXEL),
+            self._snap(self.trackball.y * TRACKBALL_RADIANS_PER_PIXEL),
+        )
 
     def _world_delta(self, state: BoneState) -> Quaternion:
         """The world-space rotation to apply to one bone."""
@@ -383,8 +433,9 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
         near = np.array(state.last["rq_vector"])
         return [float(x) for x in quat_to_rq(np.array(rotation), near=near)]
 
-    def _swing_twist(self, rotation: Quaternion, state: BoneState,
-                     pose_bone: bpy.types.PoseBone) -> dict[str, Any]:
+    def _swing_twist(
+        self, rotation: Quaternion, state: BoneState, pose_bone: bpy.types.PoseBone
+    ) -> dict[str, Any]:
         near = (np.array(state.last["rq_swing"]), state.last["rq_twist"])
         swing, twist = quat_to_swing_twist(np.array(rotation), near=near)
         values, limited = pose_mirror.limited_swing_twist(pose_bone, swing, float(twist))
@@ -400,8 +451,13 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
             angle = f"{math.degrees(dx):.2f}°, {math.degrees(-dy):.2f}°"
         else:
             angle = f"{math.degrees(-self._mouse_angle() if typed is None else typed):.2f}°"
-        along = {"VIEW": "", "TRACKBALL": " (trackball)", "GLOBAL": f" along global {self.axis}",
-                 "LOCAL": f" along local {self.axis}", "MATRIX": f" along {self.axis}"}[self.mode]
+        along = {
+            "VIEW": "",
+            "TRACKBALL": " (trackball)",
+            "GLOBAL": f" along global {self.axis}",
+            "LOCAL": f" along local {self.axis}",
+            "MATRIX": f" along {self.axis}",
+        }[self.mode]
         limit = "  at the joint limits" if self.limited else ""
         area = context.area
         if area is not None:
@@ -435,8 +491,11 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
         if not confirm:
             return {'CANCELLED'}
         count = len(self.bones)
-        self.report({'INFO'}, f"Rotated {count} bone{'s' * (count != 1)}"
-                    + (" (stopped at joint limits)" if self.limited else ""))
+        self.report(
+            {'INFO'},
+            f"Rotated {count} bone{'s' * (count != 1)}"
+            + (" (stopped at joint limits)" if self.limited else ""),
+        )
         return {'FINISHED'}
 
     @staticmethod

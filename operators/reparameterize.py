@@ -23,6 +23,7 @@ from ..rq_blender.registration import register_classes_factory
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
 
+
 def _is_animated(obj: bpy.types.Object, bone_name: str, name: str) -> bool:
     """Whether any action animating ``obj`` has keys on the parameter."""
     return any(
@@ -52,8 +53,9 @@ def reparameterize_message(
             "or RQ Spline Interpolation on keys)"
         )
     if outside_limits:
-        details.append(f"Left {reports.name_list(outside_limits, 20)} unchanged: swing beyond "
-                       "the joint limits")
+        details.append(
+            f"Left {reports.name_list(outside_limits, 20)} unchanged: swing beyond the joint limits"
+        )
     skipped = len(set(animated + outside_limits))
     if changed:
         headline = f"Reparameterized {reports.plural(changed, 'bone')}"
@@ -61,12 +63,15 @@ def reparameterize_message(
     # One bone by name, more by count: the headline stays short.
     reasons = [
         f"{names[0] if len(set(names)) == 1 else reports.plural(len(set(names)), 'bone')} {why}"
-        for names, why in ((animated, "keyed"), (outside_limits, "beyond limits")) if names
+        for names, why in ((animated, "keyed"), (outside_limits, "beyond limits"))
+        if names
     ]
     if reasons:
         return f"No bone changed: {'; '.join(reasons)}", details
-    return (f"No bone changed: every vector is already within {math.degrees(threshold):.0f}°",
-            details)
+    return (
+        f"No bone changed: every vector is already within {math.degrees(threshold):.0f}°",
+        details,
+    )
 
 
 class POSE_OT_rq_reparameterize(bpy.types.Operator):
@@ -129,8 +134,9 @@ class POSE_OT_rq_reparameterize(bpy.types.Operator):
                 new = _from_vector(name, rq.reparameterize(vector))
                 changes.append((obj, pose_bone, name, new))
         if not candidates:
-            self.report({'WARNING'},
-                        "No bone changed: no selected bone is in RQ or Swing/Twist mode")
+            self.report(
+                {'WARNING'}, "No bone changed: no selected bone is in RQ or Swing/Twist mode"
+            )
             return {'CANCELLED'}
         try:
             with transaction.all_or_nothing((obj, pb.name) for obj, pb, _, _ in changes):
@@ -139,7 +145,8 @@ class POSE_OT_rq_reparameterize(bpy.types.Operator):
         except Exception as error:
             return transaction.report_failure(self, error)
         headline, details = reparameterize_message(
-            len(changes), animated, outside_limits, self.threshold)
+            len(changes), animated, outside_limits, self.threshold
+        )
         skipped = animated or outside_limits
         reports.report(self, 'WARNING' if skipped else 'INFO', headline, details)
         return {'FINISHED'} if changes else {'CANCELLED'}

@@ -54,9 +54,7 @@ def _editable(obj: bpy.types.Object) -> bool:
     return all(a is None or a.library is None or a.override_library for a in actions)
 
 
-def set_mode_message(
-    label: str, plans: list[conversion.BonePlan]
-) -> tuple[str, list[str]]:
+def set_mode_message(label: str, plans: list[conversion.BonePlan]) -> tuple[str, list[str]]:
     """``(headline, details)`` of switching the planned bones to the mode labelled ``label``
     (after `conversion.apply_plan`, which sets ``widened``)."""
     keyed = sum(1 for plan in plans if plan.tracks)
@@ -66,14 +64,17 @@ def set_mode_message(
     details = []
     widened = [plan.name for plan in plans if plan.widened]
     if widened:
-        details.append(f"Widened the joint limits of {reports.name_list(widened)} to cover "
-                       "their spins")
+        details.append(
+            f"Widened the joint limits of {reports.name_list(widened)} to cover their spins"
+        )
     limited = [plan for plan in plans if plan.limited_keys]
     if limited:
         moved = sum(plan.limited_keys for plan in limited)
-        details.append(f"{reports.plural(moved, 'pose')} of "
-                       f"{reports.name_list([plan.name for plan in limited])} lie outside "
-                       "the joint limits: stored at the closest limit")
+        details.append(
+            f"{reports.plural(moved, 'pose')} of "
+            f"{reports.name_list([plan.name for plan in limited])} lie outside "
+            "the joint limits: stored at the closest limit"
+        )
         headline += f"; {reports.plural(moved, 'pose')} clamped"
     return headline, details
 
@@ -141,8 +142,10 @@ class POSE_OT_rq_set_mode(bpy.types.Operator):
             self.report({'INFO'}, f"No bone changed: the selected bones are already {label}")
             return {'CANCELLED'}
         try:
-            with transaction.all_or_nothing((obj, plan.name) for plan in plans), \
-                    progress.progress(context, 1.0) as update:
+            with (
+                transaction.all_or_nothing((obj, plan.name) for plan in plans),
+                progress.progress(context, 1.0) as update,
+            ):
                 conversion.apply_plan(obj, plans, self.tolerance, update)
         except Exception as error:
             return transaction.report_failure(self, error)

@@ -41,8 +41,14 @@ KIND_ITEMS = (
 
 
 def interpolate_message(
-    kind: str, bones: int, converted: int, written: int, added: int, jumps: int,
-    worst: float, off: list[str],
+    kind: str,
+    bones: int,
+    converted: int,
+    written: int,
+    added: int,
+    jumps: int,
+    worst: float,
+    off: list[str],
 ) -> tuple[str, list[str]]:
     """``(headline, details)`` of interpolating ``bones`` bones with the spline labelled
     ``kind`` (`KIND_ITEMS`): ``written`` keys, ``added`` of them new (``jumps`` held jumps),
@@ -65,8 +71,9 @@ def interpolate_message(
         # axis gets here: a held jump stands still for `spline_keys.JUMP_GAP` frames, one
         # continuous chart swings along the shell (see spline_keys).
         names = reports.name_list(sorted(off), 20)
-        details.append(f"Deviation beyond the tolerance on {names} (a fast turn next to a 360° "
-                       "shell)")
+        details.append(
+            f"Deviation beyond the tolerance on {names} (a fast turn next to a 360° shell)"
+        )
     return headline, details
 
 
@@ -83,7 +90,10 @@ class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
     bl_options = {'REGISTER', 'UNDO'}
 
     kind: EnumProperty(  # type: ignore[valid-type]
-        name="Spline", items=KIND_ITEMS, default='CATMULL_ROM', description="Which cubic spline",
+        name="Spline",
+        items=KIND_ITEMS,
+        default='CATMULL_ROM',
+        description="Which cubic spline",
     )
     tolerance: FloatProperty(  # type: ignore[valid-type]
         name="Tolerance",
@@ -132,8 +142,11 @@ class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
         # read after it; otherwise they are read once, here, and only their bones are touched.
         converting = self.convert_native and not parameter_curves.in_graph_editor(context)
         targets = None if converting else parameter_curves.target_parameters(context, PARAMETERS)
-        touched = (parameter_curves.selected_pose_bones(context) if targets is None
-                   else [(c.obj, c.bone_name) for c in targets])
+        touched = (
+            parameter_curves.selected_pose_bones(context)
+            if targets is None
+            else [(c.obj, c.bone_name) for c in targets]
+        )
         try:
             with transaction.all_or_nothing(touched):
                 for obj, name in touched:
@@ -170,7 +183,11 @@ class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
                 assert owner is not None  # ensure=True creates it
                 for index, column in enumerate(COLUMNS[curves.name]):
                     animdata.write_keys(
-                        owner, curves.data_path, index, curves.bone_name, result.times,
+                        owner,
+                        curves.data_path,
+                        index,
+                        curves.bone_name,
+                        result.times,
                         result.values[:, column],
                         interpolation=result.interpolation,
                         handles=(result.handle_left[:, column], result.handle_right[:, column]),
@@ -183,8 +200,15 @@ class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
                     off.append(curves.bone_name)
                 update(len(usable) + done + 1)
         headline, details = interpolate_message(
-            reports.labels(KIND_ITEMS)[self.kind], parameter_curves.count_bones(usable),
-            converted, written, added, jumps, worst, off)
+            reports.labels(KIND_ITEMS)[self.kind],
+            parameter_curves.count_bones(usable),
+            converted,
+            written,
+            added,
+            jumps,
+            worst,
+            off,
+        )
         reports.report(self, 'WARNING' if off else 'INFO', headline, details)
         return {'FINISHED'}
 
@@ -198,20 +222,25 @@ class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
         for number, curves in enumerate(usable):
             times = curves.key_times()
             if curves.name == "rq_twist":
-                rates = (spline_keys.rates_of(curves.values, times)[:, 0]
-                         if self.kind == 'HERMITE' else None)
+                rates = (
+                    spline_keys.rates_of(curves.values, times)[:, 0]
+                    if self.kind == 'HERMITE'
+                    else None
+                )
                 results[number] = spline_keys.fit_scalar(
                     times, curves.values(times)[:, 0], kind, rates
                 )
                 continue
             planar = curves.name == "rq_swing"
             values = _as_vectors(curves.values, planar)
-            omega = (spline_keys.angular_velocities_of(values, times)
-                     if self.kind == 'HERMITE' else None)
+            omega = (
+                spline_keys.angular_velocities_of(values, times) if self.kind == 'HERMITE' else None
+            )
             batches[planar].append((number, spline_keys.SplineInput(times, values(times), omega)))
         for planar, batch in batches.items():
-            fitted = spline_keys.fit_many([item for _, item in batch], kind, self.tolerance,
-                                          planar=planar)
+            fitted = spline_keys.fit_many(
+                [item for _, item in batch], kind, self.tolerance, planar=planar
+            )
             results.update(zip((number for number, _ in batch), fitted, strict=True))
         return [results[number] for number in range(len(usable))]
 

@@ -202,8 +202,12 @@ class RQPoseBonePanel:
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
         obj = context.object
-        return (obj is not None and obj.type == 'ARMATURE' and obj.mode == 'POSE'
-                and context.active_pose_bone is not None)
+        return (
+            obj is not None
+            and obj.type == 'ARMATURE'
+            and obj.mode == 'POSE'
+            and context.active_pose_bone is not None
+        )
 
     def draw_header_preset(self, context: bpy.types.Context) -> None:
         draw_mode_menu(self.layout, active_pose_bone(context))

@@ -59,8 +59,11 @@ def rotate_dials_shown(context: bpy.types.Context) -> bool:
     if space.show_gizmo_context and space.show_gizmo_object_rotate:
         return True
     workspace = context.workspace
-    tool = (workspace.tools.from_space_view3d_mode(context.mode, create=False)
-            if workspace is not None else None)
+    tool = (
+        workspace.tools.from_space_view3d_mode(context.mode, create=False)
+        if workspace is not None
+        else None
+    )
     return bool(space.show_gizmo_tool and tool is not None and tool.idname in ROTATE_TOOLS)
 
 
@@ -130,8 +133,7 @@ class VIEW3D_GGT_rq_rotate(bpy.types.GizmoGroup):
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        return (context.mode == 'POSE' and rotate_dials_shown(context)
-                and bool(addon_bones(context)))
+        return context.mode == 'POSE' and rotate_dials_shown(context) and bool(addon_bones(context))
 
     def setup(self, context: bpy.types.Context) -> None:
         self.dials: dict[str, Any] = {}
@@ -163,7 +165,8 @@ class VIEW3D_GGT_rq_rotate(bpy.types.GizmoGroup):
             if name in AXIS_INDEX:
                 normal = axes.transposed()[AXIS_INDEX[name]].normalized()  # a column
                 dial.matrix_basis = Matrix.LocRotScale(
-                    where.to_tuple(), normal.to_track_quat('Z', 'Y'), None)
+                    where.to_tuple(), normal.to_track_quat('Z', 'Y'), None
+                )
             else:
                 dial.matrix_basis = Matrix.Translation(where.to_tuple())
             props = dial.target_set_operator(ROTATE)
@@ -184,7 +187,8 @@ class VIEW3D_GGT_rq_rotate(bpy.types.GizmoGroup):
             dial = self.dials[name]
             if not dial.is_modal:
                 dial.matrix_basis = Matrix.LocRotScale(
-                    dial.matrix_basis.to_translation(), rotation, None)
+                    dial.matrix_basis.to_translation(), rotation, None
+                )
 
 
 register, unregister = register_classes_factory((VIEW3D_GGT_rq_rotate,))

@@ -14,8 +14,13 @@ from ..rq_blender.registration import register_classes_factory
 GRAPH_OPERATORS = ("pose.rq_continuity_filter", "pose.rq_spline_interpolate")
 # pose.rq_rotate is here as Blender lists Rotate under Pose > Transform: a menu entry is what
 # F3 search finds (its usual ways in are R and the rotate gizmo).
-POSE_OPERATORS = ("pose.rq_rotate", "pose.rq_reparameterize", *GRAPH_OPERATORS, "pose.rq_bake",
-                  "pose.rq_compare_interpolation")
+POSE_OPERATORS = (
+    "pose.rq_rotate",
+    "pose.rq_reparameterize",
+    *GRAPH_OPERATORS,
+    "pose.rq_bake",
+    "pose.rq_compare_interpolation",
+)
 
 
 class VIEW3D_MT_pose_rq_rotation(bpy.types.Menu):

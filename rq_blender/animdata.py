@@ -252,7 +252,9 @@ def shift_keys(channel: Channel, delta: np.ndarray) -> None:
     keys = channel.keys
     points = channel.fcurve.keyframe_points
     for attribute, array in (
-        ("co", keys.co), ("handle_left", keys.handle_left), ("handle_right", keys.handle_right)
+        ("co", keys.co),
+        ("handle_left", keys.handle_left),
+        ("handle_right", keys.handle_right),
     ):
         moved = array.copy()
         moved[:, 1] += delta

@@ -186,8 +186,9 @@ def _property_names(pose_bone: bpy.types.PoseBone, target: str | None) -> list[t
     mode = current_mode(pose_bone)
     names = list(PARAMETERS[mode]) if mode in ADDON_MODES else []
     if "SWING_TWIST" in (mode, target):
-        names.extend((name, 2) for name in LIMITS if mode == "SWING_TWIST"
-                     or _has_property(pose_bone, name))
+        names.extend(
+            (name, 2) for name in LIMITS if mode == "SWING_TWIST" or _has_property(pose_bone, name)
+        )
     return names
 
 
@@ -216,8 +217,9 @@ def value_problems(
 ) -> list[tuple[str, str]]:
     """``(property name, message)`` for each parameter or limit property of the bone that no
     tool can use (see `check_values`); empty when all are fine."""
-    found = ((name, _problem(pose_bone, name, size))
-             for name, size in _property_names(pose_bone, target))
+    found = (
+        (name, _problem(pose_bone, name, size)) for name, size in _property_names(pose_bone, target)
+    )
     return [(name, message) for name, message in found if message is not None]
 
 
@@ -252,14 +254,13 @@ def reset_property(pose_bone: bpy.types.PoseBone, name: str) -> None:
     pose_bone.id_data.update_tag()
 
 
-def limit_warnings(
-    swing_limit: Sequence[float], twist_limit: Sequence[float]
-) -> list[str]:
+def limit_warnings(swing_limit: Sequence[float], twist_limit: Sequence[float]) -> list[str]:
     """What the limits mean beyond their face value: negative semi-axes (acting as zero)
     and an inverted twist range (holding the twist at its first value)."""
     warnings = [
         f"Swing semi-axis {axis} is negative: it acts as 0 (a hinge)"
-        for axis, value in zip("XZ", swing_limit, strict=True) if value < 0.0
+        for axis, value in zip("XZ", swing_limit, strict=True)
+        if value < 0.0
     ]
     if twist_limit[0] > twist_limit[1]:
         warnings.append(
@@ -347,8 +348,9 @@ def repair_driver_paths(armature_object: bpy.types.Object) -> int:
         if not ours:
             continue
         stale = any(t.data_path != new for t, new in ours)
-        if stale or (not fcurve.driver.is_valid
-                     and _reads_finite(armature_object, [new for _, new in ours])):
+        if stale or (
+            not fcurve.driver.is_valid and _reads_finite(armature_object, [new for _, new in ours])
+        ):
             for target, new in ours:
                 target.data_path = new
             changed += 1

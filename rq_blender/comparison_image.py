@@ -39,12 +39,12 @@ class Style:
 # One style per series, in order: widths decrease so later curves draw inside earlier ones.
 # Colours from the Okabe-Ito palette (distinct with the common colour-vision deficiencies).
 STYLES = (
-    Style((0.902, 0.624, 0.0, 1.0), 8),                # orange, wide
-    Style((0.337, 0.706, 0.914, 1.0), 5),              # sky blue
-    Style((0.0, 0.620, 0.451, 1.0), 3, (14, 6)),       # bluish green, long dashes
-    Style((0.800, 0.475, 0.655, 1.0), 2, (6, 5)),      # reddish purple, short dashes
-    Style((0.941, 0.894, 0.259, 1.0), 2, (2, 4)),      # yellow, dotted
-    Style((0.835, 0.369, 0.0, 1.0), 1),                # vermillion, thin
+    Style((0.902, 0.624, 0.0, 1.0), 8),  # orange, wide
+    Style((0.337, 0.706, 0.914, 1.0), 5),  # sky blue
+    Style((0.0, 0.620, 0.451, 1.0), 3, (14, 6)),  # bluish green, long dashes
+    Style((0.800, 0.475, 0.655, 1.0), 2, (6, 5)),  # reddish purple, short dashes
+    Style((0.941, 0.894, 0.259, 1.0), 2, (2, 4)),  # yellow, dotted
+    Style((0.835, 0.369, 0.0, 1.0), 1),  # vermillion, thin
 )
 
 
@@ -53,20 +53,25 @@ def text_width(text: str) -> int:
     return sum(glyphs.GLYPHS.get(c, glyphs.GLYPHS["?"])[0] for c in text)
 
 
-def draw_text(canvas: np.ndarray, x: int, top: int, text: str,
-              color: tuple[float, ...] = TEXT) -> None:
+def draw_text(
+    canvas: np.ndarray, x: int, top: int, text: str, color: tuple[float, ...] = TEXT
+) -> None:
     """Blend ``text`` into ``canvas`` (h, w, 4), rows top to bottom, its box's top-left
     corner at column ``x``, row ``top``; clipped at the edges."""
     height, width = canvas.shape[:2]
     rgb = np.asarray(color[:3], dtype=np.float32)
     for char in text:
         advance, rows = glyphs.GLYPHS.get(char, glyphs.GLYPHS["?"])
-        alpha = (np.frombuffer(bytes.fromhex("".join("0" + d for d in rows)), dtype=np.uint8)
-                 .reshape(glyphs.HEIGHT, advance).astype(np.float32) / 15.0)
+        alpha = (
+            np.frombuffer(bytes.fromhex("".join("0" + d for d in rows)), dtype=np.uint8)
+            .reshape(glyphs.HEIGHT, advance)
+            .astype(np.float32)
+            / 15.0
+        )
         y0, x0 = max(top, 0), max(x, 0)
         y1, x1 = min(top + glyphs.HEIGHT, height), min(x + advance, width)
         if y1 > y0 and x1 > x0:
-            a = alpha[y0 - top:y1 - top, x0 - x:x1 - x, None]
+            a = alpha[y0 - top : y1 - top, x0 - x : x1 - x, None]
             block = canvas[y0:y1, x0:x1, :3]
             canvas[y0:y1, x0:x1, :3] = block * (1.0 - a) + rgb * a
         x += advance
@@ -83,8 +88,13 @@ def nice_ticks(low: float, high: float, count: int = 5) -> tuple[np.ndarray, int
     return ticks, decimals
 
 
-def _stroke(canvas: np.ndarray, xs: np.ndarray, ys: np.ndarray, style: Style,
-            clip: tuple[int, int, int, int]) -> None:
+def _stroke(
+    canvas: np.ndarray,
+    xs: np.ndarray,
+    ys: np.ndarray,
+    style: Style,
+    clip: tuple[int, int, int, int],
+) -> None:
     """Draw the polyline (xs, ys) (pixel coordinates, rows top to bottom) with ``style``,
     clipped to ``clip`` = (left, top, right, bottom), exclusive at right and bottom."""
     # Points at most half a pixel apart along the line, then a disc at each visible one.
@@ -100,8 +110,8 @@ def _stroke(canvas: np.ndarray, xs: np.ndarray, ys: np.ndarray, style: Style,
         px, py = px[on], py[on]
     radius = style.width / 2.0
     reach = math.ceil(radius)
-    dy, dx = np.mgrid[-reach:reach + 1, -reach:reach + 1]
-    inside = dx ** 2 + dy ** 2 <= radius ** 2 + 1e-9
+    dy, dx = np.mgrid[-reach : reach + 1, -reach : reach + 1]
+    inside = dx**2 + dy**2 <= radius**2 + 1e-9
     cols = (np.round(px)[:, None] + dx[inside][None, :]).astype(int).ravel()
     rows = (np.round(py)[:, None] + dy[inside][None, :]).astype(int).ravel()
     left, top, right, bottom = clip
@@ -110,8 +120,12 @@ def _stroke(canvas: np.ndarray, xs: np.ndarray, ys: np.ndarray, style: Style,
 
 
 def plot_lines(
-    t: np.ndarray, series: Mapping[str, np.ndarray], x_label: str = "", y_label: str = "",
-    width: int = 800, height: int = 420,
+    t: np.ndarray,
+    series: Mapping[str, np.ndarray],
+    x_label: str = "",
+    y_label: str = "",
+    width: int = 800,
+    height: int = 420,
 ) -> np.ndarray:
     """Draw each series (shape (M,), over ``t`` (M,), increasing) in `STYLES` order, with
     axes, tick labels, ``x_label`` under the x axis, ``y_label`` above the y axis and a
@@ -149,15 +163,15 @@ def plot_lines(
     for value, text in zip(y_ticks, y_texts, strict=True):
         row = round(float(row_of(value)))
         canvas[row, left:right] = GRID
-        canvas[row, left - 4:left] = AXIS
+        canvas[row, left - 4 : left] = AXIS
         draw_text(canvas, left - 6 - text_width(text), row - line // 2, text)
     for value in x_ticks:
         col = round(float(col_of(value)))
-        canvas[bottom:bottom + 4, col] = AXIS
+        canvas[bottom : bottom + 4, col] = AXIS
         text = f"{value:.{x_decimals}f}"
         draw_text(canvas, col - text_width(text) // 2, bottom + 5, text)
     canvas[top:bottom, left - 1] = AXIS
-    canvas[bottom, left - 1:right] = AXIS
+    canvas[bottom, left - 1 : right] = AXIS
     draw_text(canvas, (left + right - text_width(x_label)) // 2, bottom + 5 + line, x_label)
     draw_text(canvas, max(left - 20, 2), 4, y_label)
 
@@ -169,8 +183,13 @@ def plot_lines(
     legend_left = right + 16
     for k, (style, name) in enumerate(zip(STYLES, series, strict=False)):
         row = top + 6 + k * (line + 8) + line // 2
-        _stroke(canvas, np.array([legend_left, legend_left + 32.0]), np.array([row, row], float),
-                style, (0, 0, width, height))
+        _stroke(
+            canvas,
+            np.array([legend_left, legend_left + 32.0]),
+            np.array([row, row], float),
+            style,
+            (0, 0, width, height),
+        )
         draw_text(canvas, legend_left + 40, row - line // 2, name)
     return np.ascontiguousarray(canvas[::-1])
 

@@ -192,9 +192,7 @@ def _guess(mode: str, q: np.ndarray, first: np.ndarray) -> np.ndarray:
     return _unwrap_vectors(rq.quat_to_rq(q), first)
 
 
-def _step_from_guess(
-    mode: str, q: np.ndarray, guess: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+def _step_from_guess(mode: str, q: np.ndarray, guess: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """One chain step from every sample of guessed lines ``guess`` (B, N, k) of rotations
     ``q`` (B, N, 4) in ``mode`` (as `_chain`): ``out[:, i] = nearest(q[:, i], near=guess[:,
     i - 1])``, ``out[:, 0] = guess[:, 0]``; and ``wrong`` (B, N), where ``out`` and ``guess``
@@ -648,8 +646,14 @@ def plan_conversion(
             else:
                 times = np.arange(math.floor(keys[0]), math.ceil(keys[-1]) + 1, dtype=np.float64)
                 interpolation = None
-            group = next((c.fcurve.group.name for c in channels
-                          if c is not None and c.fcurve.group is not None), name)
+            group = next(
+                (
+                    c.fcurve.group.name
+                    for c in channels
+                    if c is not None and c.fcurve.group is not None
+                ),
+                name,
+            )
             sources.append((plan, use, group, times, interpolation, evaluate))
     if not plans:
         return plans
@@ -658,8 +662,9 @@ def plan_conversion(
     # densely enough (every frame) needs nothing more (`refine_grid`).
     at_times = [evaluate(times) for *_, times, _, evaluate in sources]
     at_quats = _quats_by_mode([line[0].source for line in sources], at_times)
-    dense = _dense_enough([line[0].source for line in sources], [line[3] for line in sources],
-                          at_times, at_quats)
+    dense = _dense_enough(
+        [line[0].source for line in sources], [line[3] for line in sources], at_times, at_quats
+    )
     for (plan, use, group, times, interpolation, evaluate), values, q, done in zip(
         sources, at_times, at_quats, dense, strict=True
     ):
@@ -704,8 +709,9 @@ def _quats_by_mode(modes: Sequence[str], values: Sequence[np.ndarray]) -> list[n
     for mode in set(modes):
         index = [i for i, m in enumerate(modes) if m == mode]
         parts = [np.reshape(values[i], (-1, np.shape(values[i])[-1])) for i in index]
-        quats = np.split(values_to_quat(mode, np.concatenate(parts)), np.cumsum(
-            [len(p) for p in parts])[:-1])
+        quats = np.split(
+            values_to_quat(mode, np.concatenate(parts)), np.cumsum([len(p) for p in parts])[:-1]
+        )
         for i, q in zip(index, quats, strict=True):
             out[i] = q.reshape(*np.shape(values[i])[:-1], 4)
     return out
@@ -798,7 +804,7 @@ def _switch_mode(pose_bone: bpy.types.PoseBone, plan: BonePlan) -> None:
         bone_modes.leave_mode(pose_bone, plan.target if native_target else "QUATERNION")
     if native_target:
         setattr(pose_bone, "rotation_mode", plan.target)  # noqa: B010 (a str, not its Literal)
-        (prop, _), = layout(plan.target)
+        ((prop, _),) = layout(plan.target)
         setattr(pose_bone, prop, plan.static)
     elif plan.target == "RQ":
         bone_modes.enter_mode(pose_bone, "RQ", plan.static)
@@ -886,8 +892,9 @@ def apply_plan(
                 count, fcurves = _write_reduced(owner, plan.name, plan.target, track, tolerance)
             else:
                 mask = np.ones(len(track.times), dtype=bool)
-                count, fcurves = len(track.times), _write_track(
-                    owner, plan.name, plan.target, track, mask
+                count, fcurves = (
+                    len(track.times),
+                    _write_track(owner, plan.name, plan.target, track, mask),
                 )
             counts.append(count)
             written.extend(fcurves)

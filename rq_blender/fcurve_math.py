@@ -239,8 +239,9 @@ def evaluate_segments(t, x, y, interpolation=None) -> np.ndarray:
     single = y.ndim == 2
     if single:
         y = y[:, :, None]
-    ipo = (np.full(len(t), BEZIER) if interpolation is None
-           else np.asarray(interpolation).reshape(-1))
+    ipo = (
+        np.full(len(t), BEZIER) if interpolation is None else np.asarray(interpolation).reshape(-1)
+    )
     exact_right = np.abs(x[:, 3] - t) <= EXACT_THRESHOLD
     exact_left = np.abs(x[:, 0] - t) <= EXACT_THRESHOLD
     todo = ~(exact_left | exact_right)
@@ -254,8 +255,11 @@ def evaluate_segments(t, x, y, interpolation=None) -> np.ndarray:
         xb, yb = x[bez], y[bez]
         x1, x2, x3, x4 = (xb[:, j] for j in range(4))
         y1, y2, y3, y4 = (yb[:, j] for j in range(4))
-        flat = ((np.abs(y1 - y4) < _F32_EPS) & (np.abs(y2 - y3) < _F32_EPS)
-                & (np.abs(y3 - y4) < _F32_EPS))
+        flat = (
+            (np.abs(y1 - y4) < _F32_EPS)
+            & (np.abs(y2 - y3) < _F32_EPS)
+            & (np.abs(y3 - y4) < _F32_EPS)
+        )
         x2, x3, y2, y3 = _correct_bezpart(x1, x2, x3, x4, y1, y2, y3, y4)
         s = _solve_bezier_parameter(t[bez], x1, x2, x3, x4)[:, None]
         value = _bezier_y(s, y1, y2, y3, y4)

@@ -32,8 +32,11 @@ def _repair(objects: object, only_renamed: bool) -> None:
         if not (isinstance(candidate, bpy.types.Object) and candidate.type == 'ARMATURE'):
             continue
         names = tuple(candidate.pose.bones.keys()) if candidate.pose else ()
-        if (only_renamed and _settled.get(candidate.name_full) == names
-                and not has_invalid_driver(candidate)):
+        if (
+            only_renamed
+            and _settled.get(candidate.name_full) == names
+            and not has_invalid_driver(candidate)
+        ):
             continue
         if repair_driver_paths(candidate) == 0:
             _settled[candidate.name_full] = names
@@ -49,8 +52,11 @@ def rq_repair_after_update(scene: bpy.types.Scene, depsgraph: bpy.types.Depsgrap
     if not updated:
         return
     _repair(
-        (obj for obj in scene.objects
-         if obj.type == 'ARMATURE' and (obj in updated or obj.data in armatures)),
+        (
+            obj
+            for obj in scene.objects
+            if obj.type == 'ARMATURE' and (obj in updated or obj.data in armatures)
+        ),
         only_renamed=True,
     )
 

@@ -77,10 +77,16 @@ def filtered_values(curves: ParameterCurves) -> tuple[np.ndarray, np.ndarray, np
     before = curves.values(times)
     if curves.name == "rq_vector":
         # Each stretch between held jumps on its own, from its first key as it is.
-        after = np.concatenate(
-            [rq.rq_sequence_continuous(part)
-             for part in np.split(before, np.flatnonzero(held_jumps(curves, times)))]
-        ) if len(times) else before.copy()
+        after = (
+            np.concatenate(
+                [
+                    rq.rq_sequence_continuous(part)
+                    for part in np.split(before, np.flatnonzero(held_jumps(curves, times)))
+                ]
+            )
+            if len(times)
+            else before.copy()
+        )
     elif curves.name == "rq_twist":
         _, (low, high) = bone_modes.joint_limits(curves.pose_bone)
         after = continuous_twists(before[:, 0], low, high)[:, None]

@@ -45,14 +45,18 @@ class RQ_OverlaySettings(bpy.types.PropertyGroup):
 
     show_limits: BoolProperty(  # type: ignore[valid-type]
         name="Show Joint Limits",
-        description=("Draw the swing-limit cone, the twist range and the current swing of "
-                     "swing/twist bones in the viewport"),
+        description=(
+            "Draw the swing-limit cone, the twist range and the current swing of "
+            "swing/twist bones in the viewport"
+        ),
         default=True,
     )
     size: FloatProperty(  # type: ignore[valid-type]
         name="Limit Display Size",
         description="Length of the limit cone as a fraction of the bone's length",
-        default=0.6, min=0.05, soft_max=2.0,
+        default=0.6,
+        min=0.05,
+        soft_max=2.0,
     )
 
 
@@ -75,8 +79,14 @@ def swing_directions(swing: np.ndarray) -> np.ndarray:
 
 def _twist_point(twist: np.ndarray) -> np.ndarray:
     """Points of the twist arc (n, 3): the rest Z axis turned about Y by ``twist``."""
-    return np.stack([TWIST_RADIUS * np.sin(twist), np.full_like(twist, TWIST_HEIGHT),
-                     TWIST_RADIUS * np.cos(twist)], axis=-1)
+    return np.stack(
+        [
+            TWIST_RADIUS * np.sin(twist),
+            np.full_like(twist, TWIST_HEIGHT),
+            TWIST_RADIUS * np.cos(twist),
+        ],
+        axis=-1,
+    )
 
 
 @lru_cache(maxsize=256)
@@ -95,13 +105,19 @@ def limit_geometry(a: float, b: float, low: float, high: float) -> tuple[np.ndar
     steps = max(2, math.ceil(SEGMENTS * span / (2.0 * math.pi)))
     arc = _twist_point(np.linspace(low, low + span, steps + 1))
     centre = np.array([[0.0, TWIST_HEIGHT, 0.0]])
-    arc_lines = np.concatenate([
-        np.stack([arc[:-1], arc[1:]], axis=1).reshape(-1, 3),
-        np.stack([np.repeat(centre, 2, axis=0), arc[[0, -1]]], axis=1).reshape(-1, 3),
-    ])
+    arc_lines = np.concatenate(
+        [
+            np.stack([arc[:-1], arc[1:]], axis=1).reshape(-1, 3),
+            np.stack([np.repeat(centre, 2, axis=0), arc[[0, -1]]], axis=1).reshape(-1, 3),
+        ]
+    )
     lines = np.concatenate([spokes, outline, arc_lines])
-    line_colours = np.concatenate([np.tile(CONE_LINE, (len(spokes) + len(outline), 1)),
-                                   np.tile(TWIST_LINE, (len(arc_lines), 1))])
+    line_colours = np.concatenate(
+        [
+            np.tile(CONE_LINE, (len(spokes) + len(outline), 1)),
+            np.tile(TWIST_LINE, (len(arc_lines), 1)),
+        ]
+    )
     return triangles, np.tile(CONE_FILL, (len(triangles), 1)), lines, line_colours
 
 
@@ -109,8 +125,7 @@ def _current_lines(swing: np.ndarray, twist: float) -> np.ndarray:
     """Lines (4, 3) for the posed swing direction and twist, cone length 1."""
     direction = swing_directions(swing[None, :])[0] * 1.15
     centre = np.array([0.0, TWIST_HEIGHT, 0.0])
-    return np.array([[0.0, 0.0, 0.0], direction, centre,
-                     _twist_point(np.array([twist]))[0]])
+    return np.array([[0.0, 0.0, 0.0], direction, centre, _twist_point(np.array([twist]))[0]])
 
 
 def _posed_parameters(pose_bone: bpy.types.PoseBone) -> tuple[np.ndarray, float, tuple]:
@@ -149,8 +164,9 @@ def _collect(context: bpy.types.Context, size: float) -> tuple[list, bytes]:
             joint = np.array(world @ pose_bone.matrix @ pose_bone.matrix_basis.inverted())
             joint[:3, :3] *= pose_bone.bone.length * size
             bones.append((joint, *_posed_parameters(pose_bone)))
-    key = b"".join(j.tobytes() + s.tobytes() + np.array([t, *lim]).tobytes()
-                   for j, s, t, lim in bones)
+    key = b"".join(
+        j.tobytes() + s.tobytes() + np.array([t, *lim]).tobytes() for j, s, t, lim in bones
+    )
     return bones, key
 
 
@@ -188,8 +204,10 @@ def _build(bones: list) -> tuple[Any, Any]:
         tri_colours.append(fill)
         lines.append((joint, np.concatenate([outline, _current_lines(swing, twist)])))
         line_colours.append(np.concatenate([outline_colours, np.tile(CURRENT_LINE, (4, 1))]))
-    return (_batch('FLAT_COLOR', 'TRIS', _to_world(tris), _stack(tri_colours)),
-            _batch('POLYLINE_FLAT_COLOR', 'LINES', _to_world(lines), _stack(line_colours)))
+    return (
+        _batch('FLAT_COLOR', 'TRIS', _to_world(tris), _stack(tri_colours)),
+        _batch('POLYLINE_FLAT_COLOR', 'LINES', _to_world(lines), _stack(line_colours)),
+    )
 
 
 def draw() -> None:
@@ -234,7 +252,8 @@ def register() -> None:
     _register_classes()
     # (The API stubs type property functions as returning nothing.)
     cast(Any, bpy.types.WindowManager).rq_overlay = cast(Any, PointerProperty)(
-        type=RQ_OverlaySettings)
+        type=RQ_OverlaySettings
+    )
     _handle.append(bpy.types.SpaceView3D.draw_handler_add(draw, (), 'WINDOW', 'POST_VIEW'))
     # Blender calls appended draw functions as (panel, context); the 5.2 stubs declare
     # (context) alone.

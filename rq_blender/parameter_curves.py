@@ -101,9 +101,7 @@ def read_parameter(
 ) -> ParameterCurves | None:
     """The F-curves of one parameter in one action, ``None`` when none of them has keys."""
     data_path = animdata.bone_data_path(bone_name, f'["{name}"]')
-    channels = animdata.read_channels(
-        animdata.fcurve_owner(use), data_path, PARAMETER_SIZES[name]
-    )
+    channels = animdata.read_channels(animdata.fcurve_owner(use), data_path, PARAMETER_SIZES[name])
     if all(c is None for c in channels):
         return None
     return ParameterCurves(obj, bone_name, name, use, channels)
@@ -154,9 +152,7 @@ def _animated_armatures(context: bpy.types.Context) -> list[bpy.types.Object]:
     return [o for o in objects if o.type == 'ARMATURE' and o.animation_data is not None]
 
 
-def target_parameters(
-    context: bpy.types.Context, names: Iterable[str]
-) -> list[ParameterCurves]:
+def target_parameters(context: bpy.types.Context, names: Iterable[str]) -> list[ParameterCurves]:
     """The animated parameters (among ``names``) the operator acts on, in every action.
 
     In the Graph Editor: those with a selected F-curve the editor shows and lets edit (each

@@ -68,8 +68,9 @@ def pose_of(pose_bone: bpy.types.PoseBone) -> tuple[str, Pose]:
     return mode, pose_bone.matrix_basis.to_quaternion()
 
 
-def limited_swing_twist(pose_bone: bpy.types.PoseBone, swing: Any,
-                        twist: float) -> tuple[dict[str, Any], bool]:
+def limited_swing_twist(
+    pose_bone: bpy.types.PoseBone, swing: Any, twist: float
+) -> tuple[dict[str, Any], bool]:
     """A swing/twist pair limited as the bone's drivers limit it, as parameters: the closest
     point of the swing ellipse, the twist clamped to the range. Also whether it changed."""
     (a, b), (low, high) = bone_modes.joint_limits(pose_bone)
@@ -82,8 +83,10 @@ def limited_swing_twist(pose_bone: bpy.types.PoseBone, swing: Any,
 
 def _flat(mode: str, parameters: dict[str, Any]) -> np.ndarray:
     """Parameters as one flat array, in `bone_modes.PARAMETERS` order."""
-    return np.array([x for name, _ in bone_modes.PARAMETERS[mode]
-                     for x in np.atleast_1d(parameters[name])], dtype=np.float64)
+    return np.array(
+        [x for name, _ in bone_modes.PARAMETERS[mode] for x in np.atleast_1d(parameters[name])],
+        dtype=np.float64,
+    )
 
 
 def transferred(source_mode: str, pose: Pose, target: bpy.types.PoseBone, flip: bool) -> Pose:

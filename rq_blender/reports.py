@@ -39,11 +39,11 @@ def name_list(names: Sequence[str], shown: int = 3) -> str:
     return "".join(unique)
 
 
-def report(operator: bpy.types.Operator, level: str, headline: str,
-           details: Sequence[str] = ()) -> None:
+def report(
+    operator: bpy.types.Operator, level: str, headline: str, details: Sequence[str] = ()
+) -> None:
     """Report ``details`` (INFO, for the Info editor), then ``headline`` at ``level``
     ('INFO' or 'WARNING'), which the status bar shows."""
     for detail in details:
         operator.report({'INFO'}, detail)
     operator.report({level}, headline)  # type: ignore[arg-type]
-

@@ -179,10 +179,13 @@ def _handles(times: np.ndarray, values: np.ndarray, tangents: np.ndarray):
     h = np.diff(times)
     before = np.concatenate([h[:1], h])[:, None] / 3.0
     after = np.concatenate([h, h[-1:]])[:, None] / 3.0
-    left = np.stack([np.broadcast_to(times[:, None] - before, values.shape),
-                     values - tangents * before], axis=-1)
-    right = np.stack([np.broadcast_to(times[:, None] + after, values.shape),
-                      values + tangents * after], axis=-1)
+    left = np.stack(
+        [np.broadcast_to(times[:, None] - before, values.shape), values - tangents * before],
+        axis=-1,
+    )
+    right = np.stack(
+        [np.broadcast_to(times[:, None] + after, values.shape), values + tangents * after], axis=-1
+    )
     return left, right
 
 
@@ -235,8 +238,15 @@ def _sub_bezier(cp: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     parameters ``[a, b]`` (P,), reparameterized over [0, 1] (exact for cubics)."""
     pa, pb = rq.bezier_values(cp, a), rq.bezier_values(cp, b)
     third = ((b - a) / 3.0)[:, None]
-    part = np.stack([pa, pa + third * rq.bezier_derivatives(cp, a),
-                     pb - third * rq.bezier_derivatives(cp, b), pb], axis=1)
+    part = np.stack(
+        [
+            pa,
+            pa + third * rq.bezier_derivatives(cp, a),
+            pb - third * rq.bezier_derivatives(cp, b),
+            pb,
+        ],
+        axis=1,
+    )
     return np.where(((a == 0.0) & (b == 1.0))[:, None, None], cp, part)  # whole: as given
 
 
@@ -257,10 +267,14 @@ def _split_before_jumps(pieces: _Pieces, written: np.ndarray, raw: np.ndarray | 
     b = np.where(split[rows] & ~tail, cut, 1.0)
     starts = np.where(tail, pieces.ends[rows] - WARP_SPAN, pieces.starts[rows])
     ends = np.where(split[rows] & ~tail, pieces.ends[rows] - WARP_SPAN, pieces.ends[rows])
-    parts = _Pieces(pieces.curve[rows], starts, ends,
-                    _sub_bezier(pieces.control_points[rows], a, b), pieces.charts[rows])
-    return (parts, written[rows],
-            None if raw is None else _sub_bezier(raw[rows], a, b))
+    parts = _Pieces(
+        pieces.curve[rows],
+        starts,
+        ends,
+        _sub_bezier(pieces.control_points[rows], a, b),
+        pieces.charts[rows],
+    )
+    return (parts, written[rows], None if raw is None else _sub_bezier(raw[rows], a, b))
 
 
 def _runs(first: np.ndarray, charts: np.ndarray):
@@ -277,8 +291,9 @@ def _written_charts(pieces: _Pieces, tolerance: float) -> np.ndarray:
     other chart, to its first boundary where a jump is cheap (the pieces passed are lifted),
     or the whole run is lifted."""
     cp, h = pieces.control_points, pieces.ends - pieces.starts
-    omega = np.linalg.norm(rq.rq_angular_velocity(
-        cp[:, 0], 3.0 * (cp[:, 1] - cp[:, 0]) / h[:, None]), axis=1)
+    omega = np.linalg.norm(
+        rq.rq_angular_velocity(cp[:, 0], 3.0 * (cp[:, 1] - cp[:, 0]) / h[:, None]), axis=1
+    )
     costly = omega * _jump_gaps(pieces.starts) / 2.0 > JUMP_SHARE * tolerance
     first = pieces.first
     written = pieces.charts.copy()
@@ -322,11 +337,14 @@ class _KeyRows:
     @staticmethod
     def join(parts: Sequence[_KeyRows]) -> _KeyRows:
         """All keys, sorted by curve and time."""
-        joined = _KeyRows(*(np.concatenate([getattr(p, name) for p in parts])
-                            for name in _KeyRows.__dataclass_fields__))
+        joined = _KeyRows(
+            *(
+                np.concatenate([getattr(p, name) for p in parts])
+                for name in _KeyRows.__dataclass_fields__
+            )
+        )
         order = np.lexsort((joined.time, joined.curve))
-        return _KeyRows(*(getattr(joined, name)[order]
-                          for name in _KeyRows.__dataclass_fields__))
+        return _KeyRows(*(getattr(joined, name)[order] for name in _KeyRows.__dataclass_fields__))
 
 
 @dataclass
@@ -351,8 +369,13 @@ class _Layout:
         before = jump & (np.roll(h, 1) - gap >= MIN_KEY_GAP)
         start_shift = np.where(jump & ~before, gap, 0.0)
         end_shift = np.append(np.where(before[1:], gap[1:], 0.0), 0.0)
-        return _Layout(jump, pieces.starts + start_shift, pieces.ends - end_shift,
-                       start_shift / h, 1.0 - 0.5 * end_shift / h)
+        return _Layout(
+            jump,
+            pieces.starts + start_shift,
+            pieces.ends - end_shift,
+            start_shift / h,
+            1.0 - 0.5 * end_shift / h,
+        )
 
     def part(self, control_points: np.ndarray) -> np.ndarray:
         """The parts (P, 4, 3) of pieces ``control_points`` (P, 4, 3) this layout writes."""
@@ -379,14 +402,14 @@ def _exact_keys(pieces: _Pieces, layout: _Layout, write: np.ndarray) -> _KeyRows
         curve=slots(pieces.curve, pieces.curve),
         time=slots(tau_a, tau_z),
         value=slots(cp[:, 0], cp[:, 3]),
-        left_time=slots(np.where(shared, (tau_z - third)[previous], tau_a - third),
-                        tau_z - third),
-        left=slots(np.where(shared[:, None], cp[previous, 2], 2.0 * cp[:, 0] - cp[:, 1]),
-                   cp[:, 2]),
+        left_time=slots(np.where(shared, (tau_z - third)[previous], tau_a - third), tau_z - third),
+        left=slots(np.where(shared[:, None], cp[previous, 2], 2.0 * cp[:, 0] - cp[:, 1]), cp[:, 2]),
         right_time=slots(tau_a + third, tau_z + third),
         right=slots(cp[:, 1], 2.0 * cp[:, 3] - cp[:, 2]),
-        code=slots(np.full(count, fcurve_math.BEZIER),
-                   np.where(held, fcurve_math.CONSTANT, fcurve_math.BEZIER)),
+        code=slots(
+            np.full(count, fcurve_math.BEZIER),
+            np.where(held, fcurve_math.CONSTANT, fcurve_math.BEZIER),
+        ),
     )
 
 
@@ -437,24 +460,28 @@ def _samples(pieces: _LiftPieces):
     identity with a turning axis)."""
     h = pieces.ends - pieces.starts
     native = pieces.native
-    counts = np.where(native, NATIVE_CHECKS + 1,
-                      np.maximum(1, np.ceil(h * SAMPLES_PER_FRAME))).astype(np.intp)
+    counts = np.where(
+        native, NATIVE_CHECKS + 1, np.maximum(1, np.ceil(h * SAMPLES_PER_FRAME))
+    ).astype(np.intp)
     piece, k = _grid(counts + 1)  # both ends of every piece, for now
     u = k / counts[piece]
     dense = ~native[piece[:-1]] & (piece[1:] == piece[:-1])
     cp = pieces.control_points
-    turn = rq.quat_angle_between(*(lambda q: (q[:-1], q[1:]))(
-        rq.rq_to_quat(rq.bezier_values(cp[piece], u))))
-    piece, u = _subdivide(piece, u, np.where(
-        dense, np.maximum(1, np.ceil(turn / MAX_SAMPLE_TURN)), 1).astype(np.intp))
+    turn = rq.quat_angle_between(
+        *(lambda q: (q[:-1], q[1:]))(rq.rq_to_quat(rq.bezier_values(cp[piece], u)))
+    )
+    piece, u = _subdivide(
+        piece, u, np.where(dense, np.maximum(1, np.ceil(turn / MAX_SAMPLE_TURN)), 1).astype(np.intp)
+    )
     done = np.zeros(len(piece), dtype=bool)  # samples of pieces that need no more
     for _ in range(MAX_SUBDIVISIONS):
         rows = np.flatnonzero(~done)
         p, pu = piece[rows], u[rows]
         lifted, _ = _lift(pieces, p, pu, _target(pieces, p, pu)[0])
         step = np.linalg.norm(np.diff(lifted, axis=0), axis=1)
-        split = ((p[1:] == p[:-1]) & (step > MAX_LIFT_STEP)
-                 & (np.diff(pu) * h[p[:-1]] > MIN_SAMPLE_GAP))
+        split = (
+            (p[1:] == p[:-1]) & (step > MAX_LIFT_STEP) & (np.diff(pu) * h[p[:-1]] > MIN_SAMPLE_GAP)
+        )
         if not split.any():
             break
         counts = np.where(split, np.minimum(np.ceil(step / MAX_LIFT_STEP), 64), 1)
@@ -493,8 +520,12 @@ def _lift(pieces: _LiftPieces, piece: np.ndarray, u: np.ndarray, w: np.ndarray):
     weight = np.clip((np.abs(cos) - low) / (high - low), 0.0, 1.0)
     weight = weight * weight * (3.0 - 2.0 * weight)  # smoothstep
     # Away from the identity the exact equivalent is followed whatever the raw piece does.
-    far = np.clip((np.linalg.norm(w, axis=1, keepdims=True) - EXACT_LIFT[0])
-                  / (EXACT_LIFT[1] - EXACT_LIFT[0]), 0.0, 1.0)
+    far = np.clip(
+        (np.linalg.norm(w, axis=1, keepdims=True) - EXACT_LIFT[0])
+        / (EXACT_LIFT[1] - EXACT_LIFT[0]),
+        0.0,
+        1.0,
+    )
     weight = np.maximum(weight, far * far * (3.0 - 2.0 * far))
     direction = weight * np.where(cos < 0.0, -unit, unit) + (1.0 - weight) * raw_direction
     direction /= np.linalg.norm(direction, axis=1, keepdims=True)  # the two are < 90 deg apart
@@ -510,8 +541,12 @@ def _tangents(time, w, dw, direction, radius, first, last):
     with np.errstate(all="ignore"):
         unit = w / np.linalg.norm(w, axis=1, keepdims=True)
         sign = np.sign(np.sum(direction * unit, axis=1, keepdims=True))
-        swing = (radius[:, None] * sign / np.linalg.norm(w, axis=1, keepdims=True)
-                 * (dw - unit * np.sum(unit * dw, axis=1, keepdims=True)))
+        swing = (
+            radius[:, None]
+            * sign
+            / np.linalg.norm(w, axis=1, keepdims=True)
+            * (dw - unit * np.sum(unit * dw, axis=1, keepdims=True))
+        )
     out = dw + np.where((radius > 0.0)[:, None], swing, 0.0)
     values = w + radius[:, None] * direction
     rows = np.arange(len(time))
@@ -525,16 +560,16 @@ def _tangents(time, w, dw, direction, radius, first, last):
     return np.where(bad[:, None], difference, out)
 
 
-
-
 def _bezier_between(t, left_t, left_v, left_m, right_t, right_v, right_m):
     """Blender's evaluation (m, 3) at ``t`` (m,) of the segments from the keys
     ``(left_t, left_v)`` to ``(right_t, right_v)`` with tangents ``left_m``/``right_m``
     (handles at the thirds, as `_handles` writes them)."""
     third = (right_t - left_t) / 3.0
     x = np.stack([left_t, left_t + third, right_t - third, right_t], axis=1)
-    y = np.stack([left_v, left_v + left_m * third[:, None], right_v - right_m * third[:, None],
-                  right_v], axis=1)
+    y = np.stack(
+        [left_v, left_v + left_m * third[:, None], right_v - right_m * third[:, None], right_v],
+        axis=1,
+    )
     return fcurve_math.evaluate_segments(t, x, y)
 
 
@@ -557,8 +592,9 @@ def _lifted_keys(pieces: _LiftPieces, tolerance: float, planar: bool):
         values[:, 1] = 0.0
         tangents[:, 1] = 0.0
     # Where the lift itself is off (see `_lift`), keys can bring the curve to the lift only.
-    reachable = np.maximum(tolerance,
-                           LIFT_SLACK * rq.quat_angle_between(rq.rq_to_quat(values), target_q))
+    reachable = np.maximum(
+        tolerance, LIFT_SLACK * rq.quat_angle_between(rq.rq_to_quat(values), target_q)
+    )
     kept = u == 0.0
     kept[last] = True
     error = np.zeros(len(time))
@@ -570,11 +606,19 @@ def _lifted_keys(pieces: _LiftPieces, tolerance: float, planar: bool):
         inside = ~kept[rows]
         fitted = values[rows].astype(np.float32).astype(np.float64)  # a key gives its value
         lt, rt = left[inside], right[inside]
-        fitted[inside] = _bezier_between(time[rows[inside]], time[lt], values[lt],
-                                         tangents[lt], time[rt], values[rt], tangents[rt])
+        fitted[inside] = _bezier_between(
+            time[rows[inside]],
+            time[lt],
+            values[lt],
+            tangents[lt],
+            time[rt],
+            values[rt],
+            tangents[rt],
+        )
         error[rows] = rq.quat_angle_between(rq.rq_to_quat(fitted), target_q[rows])
-        room = ((time[rows] - time[left] >= LIFT_KEY_GAP)
-                & (time[right] - time[rows] >= LIFT_KEY_GAP))
+        room = (time[rows] - time[left] >= LIFT_KEY_GAP) & (
+            time[right] - time[rows] >= LIFT_KEY_GAP
+        )
         bad = (error[rows] > reachable[rows]) & inside & room
         if not bad.any() or refinement == MAX_PASSES:
             break
@@ -595,21 +639,30 @@ def _lifted_keys(pieces: _LiftPieces, tolerance: float, planar: bool):
     knots = np.flatnonzero(kept)
     lt = knots[np.searchsorted(knots, inner, side="right") - 1]
     rt = knots[np.searchsorted(knots, inner + 1)]
-    mid_fitted = _bezier_between(mid_time, time[lt], values[lt], tangents[lt],
-                                 time[rt], values[rt], tangents[rt])
-    mid_error = rq.quat_angle_between(rq.rq_to_quat(mid_fitted), rq.rq_to_quat(
-        rq.bezier_values(pieces.control_points[mid_piece], mid_u)))
+    mid_fitted = _bezier_between(
+        mid_time, time[lt], values[lt], tangents[lt], time[rt], values[rt], tangents[rt]
+    )
+    mid_error = rq.quat_angle_between(
+        rq.rq_to_quat(mid_fitted),
+        rq.rq_to_quat(rq.bezier_values(pieces.control_points[mid_piece], mid_u)),
+    )
     np.maximum.at(worst, curve[inner], mid_error)
     parts = []
     for c in range(len(first)):
-        rows = np.flatnonzero(kept[first[c]:last[c] + 1]) + first[c]
+        rows = np.flatnonzero(kept[first[c] : last[c] + 1]) + first[c]
         handle_left, handle_right = _handles(time[rows], values[rows], tangents[rows])
-        parts.append(_KeyRows(
-            curve=np.full(len(rows), c), time=time[rows], value=values[rows],
-            left_time=handle_left[:, 0, 0], left=handle_left[..., 1],
-            right_time=handle_right[:, 0, 0], right=handle_right[..., 1],
-            code=np.full(len(rows), fcurve_math.BEZIER),
-        ))
+        parts.append(
+            _KeyRows(
+                curve=np.full(len(rows), c),
+                time=time[rows],
+                value=values[rows],
+                left_time=handle_left[:, 0, 0],
+                left=handle_left[..., 1],
+                right_time=handle_right[:, 0, 0],
+                right=handle_right[..., 1],
+                code=np.full(len(rows), fcurve_math.BEZIER),
+            )
+        )
     return _KeyRows.join(parts), worst
 
 
@@ -620,11 +673,18 @@ def _deviations(pieces: _Pieces, keys: _KeyRows, curves: int) -> np.ndarray:
     seg = np.flatnonzero(keys.curve[1:] == keys.curve[:-1])
     x0, x3 = keys.time[seg], keys.time[seg + 1]
     x = np.stack([x0, keys.right_time[seg], keys.left_time[seg + 1], x3], axis=1)
-    y = np.stack([keys.value[seg], keys.right[seg], keys.left[seg + 1], keys.value[seg + 1]],
-                 axis=1)
+    y = np.stack(
+        [keys.value[seg], keys.right[seg], keys.left[seg + 1], keys.value[seg + 1]], axis=1
+    )
     near = np.array(NEAR_KEYS)
-    t = np.concatenate([x0[:, None] + np.array(SEGMENT_CHECKS) * (x3 - x0)[:, None],
-                        x0[:, None] + near, x3[:, None] - near], axis=1)
+    t = np.concatenate(
+        [
+            x0[:, None] + np.array(SEGMENT_CHECKS) * (x3 - x0)[:, None],
+            x0[:, None] + near,
+            x3[:, None] - near,
+        ],
+        axis=1,
+    )
     segment = np.repeat(np.arange(len(seg)), t.shape[1])
     # A body before a hold is time-warped (`_exact_keys`): its deviation grows along it with
     # the angular speed, so it gets `WARPED_CHECKS` more.
@@ -641,9 +701,14 @@ def _deviations(pieces: _Pieces, keys: _KeyRows, curves: int) -> np.ndarray:
     last = np.flatnonzero(pieces.last)
     low = pieces.starts[first]
     span = pieces.ends[last] - low + 1.0
-    piece = np.searchsorted(pieces.curve + 0.5 * (pieces.starts - low[pieces.curve])
-                            / span[pieces.curve],
-                            curve + 0.5 * (t - low[curve]) / span[curve], side="right") - 1
+    piece = (
+        np.searchsorted(
+            pieces.curve + 0.5 * (pieces.starts - low[pieces.curve]) / span[pieces.curve],
+            curve + 0.5 * (t - low[curve]) / span[curve],
+            side="right",
+        )
+        - 1
+    )
     piece = np.clip(piece, first[curve], last[curve])
     u = np.clip((t - pieces.starts[piece]) / (pieces.ends - pieces.starts)[piece], 0.0, 1.0)
     target = rq.bezier_values(pieces.control_points[piece], u)
@@ -680,8 +745,10 @@ def fit_many(
     """
     if not inputs:
         return []
-    splines = [rq.rq_spline(item.times, item.keys, kind,
-                            angular_velocities=item.angular_velocities) for item in inputs]
+    splines = [
+        rq.rq_spline(item.times, item.keys, kind, angular_velocities=item.angular_velocities)
+        for item in inputs
+    ]
     pieces = _pieces(splines)
     # Every change held (exact pieces), and where some change is costly, runs lifted instead;
     # each curve takes whichever follows its spline more closely.
@@ -692,35 +759,49 @@ def fit_many(
         for c in np.unique(pieces.curve[written != pieces.charts]).tolist():
             item = inputs[c]
             raw[pieces.curve == c] = rq.rq_spline(
-                item.times, item.keys, kind, angular_velocities=item.angular_velocities,
-                reparameterize_segments=False).control_points
+                item.times,
+                item.keys,
+                kind,
+                angular_velocities=item.angular_velocities,
+                reparameterize_segments=False,
+            ).control_points
         lifted_keys, lifted_worst = _fit(pieces, written, raw, tolerance, planar)
         better = lifted_worst < worst
-        keys = _KeyRows.join([keys.where(~better[keys.curve]),
-                              lifted_keys.where(better[lifted_keys.curve])])
+        keys = _KeyRows.join(
+            [keys.where(~better[keys.curve]), lifted_keys.where(better[lifted_keys.curve])]
+        )
         worst = np.where(better, lifted_worst, worst)
     counts = np.bincount(keys.curve, minlength=len(inputs))
-    jumps = np.bincount(keys.curve, weights=keys.code == fcurve_math.CONSTANT,
-                        minlength=len(inputs)).astype(np.intp)
+    jumps = np.bincount(
+        keys.curve, weights=keys.code == fcurve_math.CONSTANT, minlength=len(inputs)
+    ).astype(np.intp)
     results = []
-    for c, (lo, hi) in enumerate(zip((np.cumsum(counts) - counts).tolist(),
-                                     np.cumsum(counts).tolist(), strict=True)):
+    for c, (lo, hi) in enumerate(
+        zip((np.cumsum(counts) - counts).tolist(), np.cumsum(counts).tolist(), strict=True)
+    ):
         n = hi - lo
 
         def handle(frames, values, lo=lo, hi=hi, n=n):
-            return np.stack([np.broadcast_to(frames[lo:hi, None], (n, 3)), values[lo:hi]],
-                            axis=-1)
+            return np.stack([np.broadcast_to(frames[lo:hi, None], (n, 3)), values[lo:hi]], axis=-1)
 
-        results.append(SplineKeys(
-            keys.time[lo:hi], keys.value[lo:hi], handle(keys.left_time, keys.left),
-            handle(keys.right_time, keys.right), n - len(inputs[c].times), float(worst[c]),
-            keys.code[lo:hi].astype(np.int32), int(jumps[c]),
-        ))
+        results.append(
+            SplineKeys(
+                keys.time[lo:hi],
+                keys.value[lo:hi],
+                handle(keys.left_time, keys.left),
+                handle(keys.right_time, keys.right),
+                n - len(inputs[c].times),
+                float(worst[c]),
+                keys.code[lo:hi].astype(np.int32),
+                int(jumps[c]),
+            )
+        )
     return results
 
 
-def _fit(pieces: _Pieces, written: np.ndarray, raw: np.ndarray | None, tolerance: float,
-         planar: bool) -> tuple[_KeyRows, np.ndarray]:
+def _fit(
+    pieces: _Pieces, written: np.ndarray, raw: np.ndarray | None, tolerance: float, planar: bool
+) -> tuple[_KeyRows, np.ndarray]:
     """Keys (sorted by curve and time) writing each piece in the chart ``written`` (P,), and
     each curve's largest deviation. ``raw`` (P, 4, 3): the pieces without reparameterization,
     needed where ``written`` is not the piece's own chart (lifted runs)."""
@@ -738,11 +819,18 @@ def _fit(pieces: _Pieces, written: np.ndarray, raw: np.ndarray | None, tolerance
         rows = np.flatnonzero(lifted)
         runs, number = np.unique(run[rows], return_inverse=True)
         cp = pieces.control_points[rows]
-        lift_keys, run_worst = _lifted_keys(_LiftPieces(
-            number, layout.tau_a[rows], layout.tau_z[rows],
-            _sub_bezier(cp, layout.u_a[rows], layout.u_z[rows]),
-            _sub_bezier(raw[rows], layout.u_a[rows], layout.u_z[rows]),
-            raw[rows, 0] - cp[:, 0]), tolerance, planar)
+        lift_keys, run_worst = _lifted_keys(
+            _LiftPieces(
+                number,
+                layout.tau_a[rows],
+                layout.tau_z[rows],
+                _sub_bezier(cp, layout.u_a[rows], layout.u_z[rows]),
+                _sub_bezier(raw[rows], layout.u_a[rows], layout.u_z[rows]),
+                raw[rows, 0] - cp[:, 0],
+            ),
+            tolerance,
+            planar,
+        )
         run_curve = pieces.curve[np.searchsorted(run, runs)]
         run_last = pieces.last[np.searchsorted(run, runs, side="right") - 1]
         final = np.append(lift_keys.curve[1:] != lift_keys.curve[:-1], True)
@@ -756,13 +844,15 @@ def _fit(pieces: _Pieces, written: np.ndarray, raw: np.ndarray | None, tolerance
     return keys, np.maximum(worst, _deviations(pieces, keys, curves))
 
 
-def fit_scalar(times: np.ndarray, keys: np.ndarray, kind: str,
-               rates: np.ndarray | None = None) -> SplineKeys:
+def fit_scalar(
+    times: np.ndarray, keys: np.ndarray, kind: str, rates: np.ndarray | None = None
+) -> SplineKeys:
     """Bezier keys (k = 1) of the scalar cubic of ``kind`` through (or, B-spline, near)
     ``keys`` (K,) at ``times`` (K,): the core's Bezier control points of the same kind
     (`rq_rotation.bezier_control_points`, no reparameterization: a twist is an angle),
     reproduced exactly by keys at the knots with handles at the thirds. ``rates`` (K,):
     ``d/dt`` at the keys for ``'hermite'``."""
+
     def vectors(a):
         return np.stack([a, np.zeros_like(a), np.zeros_like(a)], axis=1)
 
@@ -771,8 +861,12 @@ def fit_scalar(times: np.ndarray, keys: np.ndarray, kind: str,
     )[:, :, :1]  # (K-1, 4, 1)
     h = np.diff(times)[:, None]
     values = np.concatenate([segments[:, 0], segments[-1:, 3]])
-    tangents = np.concatenate([3.0 * (segments[:, 1] - segments[:, 0]) / h,
-                               3.0 * (segments[-1:, 3] - segments[-1:, 2]) / h[-1:]])
+    tangents = np.concatenate(
+        [
+            3.0 * (segments[:, 1] - segments[:, 0]) / h,
+            3.0 * (segments[-1:, 3] - segments[-1:, 2]) / h[-1:],
+        ]
+    )
     handle_left, handle_right = _handles(times, values, tangents)
     return SplineKeys(times, values, handle_left, handle_right, 0, 0.0)
 

@@ -52,8 +52,16 @@ KEY_ATTRIBUTES: tuple[tuple[str, Any, int], ...] = (
     ("select_left_handle", bool, 1),
     ("select_right_handle", bool, 1),
 )
-FCURVE_ATTRIBUTES = ("extrapolation", "color_mode", "color", "select", "lock", "mute", "hide",
-                     "auto_smoothing")
+FCURVE_ATTRIBUTES = (
+    "extrapolation",
+    "color_mode",
+    "color",
+    "select",
+    "lock",
+    "mute",
+    "hide",
+    "auto_smoothing",
+)
 DRIVER_ATTRIBUTES = ("type", "expression", "use_self")
 ROTATION_ATTRIBUTES = ("rotation_quaternion", "rotation_euler", "rotation_axis_angle")
 
@@ -141,8 +149,11 @@ def _prefix(bone_name: str) -> str:
 
 
 def _owned(data_path: str, prefixes: tuple[str, ...]) -> bool:
-    return any(data_path.startswith(p) and data_path[len(p)] in '.[' for p in prefixes
-               if len(data_path) > len(p))
+    return any(
+        data_path.startswith(p) and data_path[len(p)] in '.['
+        for p in prefixes
+        if len(data_path) > len(p)
+    )
 
 
 def _record_object(obj: bpy.types.Object, names: list[str]) -> ObjectRecord:
@@ -171,8 +182,9 @@ def _record_owner(owner: Any, prefixes: tuple[str, ...], drivers: bool = False) 
     for fcurve in collection:
         if not drivers:
             group = fcurve.group
-            record.order.append((fcurve.data_path, fcurve.array_index,
-                                 None if group is None else group.name))
+            record.order.append(
+                (fcurve.data_path, fcurve.array_index, None if group is None else group.name)
+            )
         if _owned(fcurve.data_path, prefixes):
             record.curves[(fcurve.data_path, fcurve.array_index)] = _record_curve(fcurve)
     return record
@@ -201,8 +213,11 @@ def _record_curve(fcurve: bpy.types.FCurve) -> CurveRecord:
         attributes={name: _plain(getattr(fcurve, name)) for name in FCURVE_ATTRIBUTES},
         keys=keys,
         modifiers=[
-            (m.type, _properties(m),
-             [(p.frame, p.min, p.max) for p in getattr(m, "control_points", ())])
+            (
+                m.type,
+                _properties(m),
+                [(p.frame, p.min, p.max) for p in getattr(m, "control_points", ())],
+            )
             for m in fcurve.modifiers
         ],
         driver=driver,
@@ -214,8 +229,10 @@ def _properties(struct: Any) -> dict[str, Any]:
     in RNA order."""
     out = {}
     for prop in struct.bl_rna.properties:
-        if prop.identifier == "rna_type" or prop.is_readonly or prop.type in (
-            'POINTER', 'COLLECTION'
+        if (
+            prop.identifier == "rna_type"
+            or prop.is_readonly
+            or prop.type in ('POINTER', 'COLLECTION')
         ):
             if prop.identifier == "id":  # a driver target's ID (a pointer, writable)
                 out["id"] = struct.id
@@ -299,7 +316,8 @@ def _restore_owner(record: OwnerRecord, prefixes: tuple[str, ...], drivers: bool
     empty group, and a group made again would move to the end of the list)."""
     collection = record.owner if drivers else record.owner.fcurves
     created = [
-        fcurve for fcurve in collection
+        fcurve
+        for fcurve in collection
         if _owned(fcurve.data_path, prefixes)
         and (fcurve.data_path, fcurve.array_index) not in record.curves
     ]
@@ -328,8 +346,10 @@ def _restore_order(record: OwnerRecord) -> None:
     empties on the way. (The parking group empties after each move: Blender 4.4+ then drops
     it, so it is looked up again.)"""
     fcurves = record.owner.fcurves
-    current = [(fc.data_path, fc.array_index, None if fc.group is None else fc.group.name)
-               for fc in fcurves]
+    current = [
+        (fc.data_path, fc.array_index, None if fc.group is None else fc.group.name)
+        for fc in fcurves
+    ]
     if current == record.order:
         return
     groups = getattr(record.owner, "groups")  # noqa: B009
@@ -337,8 +357,11 @@ def _restore_order(record: OwnerRecord) -> None:
     for data_path, index, group in record.order:
         if group is not None:
             members.setdefault(group, []).append((data_path, index))
-    wanted = {name: keys for name, keys in members.items()
-              if [c[:2] for c in current if c[2] == name] != keys}
+    wanted = {
+        name: keys
+        for name, keys in members.items()
+        if [c[:2] for c in current if c[2] == name] != keys
+    }
     if not wanted:
         return
     parking_name = "rq: restoring order"
@@ -356,8 +379,10 @@ def _restore_order(record: OwnerRecord) -> None:
 def _restore_curve(fcurve: bpy.types.FCurve, record: CurveRecord, owner: Any) -> None:
     # (No release lets ``FCurve.group`` be set to None: a recorded ungrouped curve was
     # recreated ungrouped, and the operators never group an existing one.)
-    if owner is not None and record.group is not None and (
-        fcurve.group is None or fcurve.group.name != record.group
+    if (
+        owner is not None
+        and record.group is not None
+        and (fcurve.group is None or fcurve.group.name != record.group)
     ):
         groups = getattr(owner, "groups")  # noqa: B009
         fcurve.group = groups.get(record.group) or groups.new(record.group)

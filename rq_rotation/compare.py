@@ -14,13 +14,15 @@ from .splines import bezier_control_points, bezier_values, rq_spline
 __all__ = ["FIGURE2_KEYS", "angular_speed", "compare_interpolations", "figure2_experiment"]
 
 #: The five RQ keys (radians) of the issue's fixed version of Figure 2, at t = 0, 1, 2, 3, 4.
-FIGURE2_KEYS = np.array([
-    [0.0, 0.0, 0.0],
-    [0.5, 0.8, 0.2],
-    [1.2, 0.3, -0.4],
-    [0.6, -0.5, 0.9],
-    [0.1, 0.2, 1.4],
-])
+FIGURE2_KEYS = np.array(
+    [
+        [0.0, 0.0, 0.0],
+        [0.5, 0.8, 0.2],
+        [1.2, 0.3, -0.4],
+        [0.6, -0.5, 0.9],
+        [0.1, 0.2, 1.4],
+    ]
+)
 
 
 def figure2_experiment(samples_per_segment=200):
@@ -53,8 +55,13 @@ def figure2_experiment(samples_per_segment=200):
     sq = np.concatenate(sph)
     angle = quat_angle_between(_rq_to_quat(rq_curve), sq)
     sph_rq = _quat_to_rq(sq, rq_curve)
-    return {"t": t, "rq_curve": rq_curve, "spherical_curve": sph_rq, "angle": angle,
-            "max_angle_deg": float(np.degrees(angle.max()))}
+    return {
+        "t": t,
+        "rq_curve": rq_curve,
+        "spherical_curve": sph_rq,
+        "angle": angle,
+        "max_angle_deg": float(np.degrees(angle.max())),
+    }
 
 
 def angular_speed(q, t):
@@ -100,8 +107,7 @@ def _component_bezier(times, y, t):
     u = ((t - times[i]) / h[i])[:, None]
     p0, p3 = y[i], y[i + 1]
     p1, p2 = p0 + m[i] * hh / 3, p3 - m[i + 1] * hh / 3
-    return ((1 - u) ** 3 * p0 + 3 * u * (1 - u) ** 2 * p1 + 3 * u * u * (1 - u) * p2
-            + u ** 3 * p3)
+    return (1 - u) ** 3 * p0 + 3 * u * (1 - u) ** 2 * p1 + 3 * u * u * (1 - u) * p2 + u**3 * p3
 
 
 def compare_interpolations(times, keys_quat, samples=400):
@@ -130,8 +136,11 @@ def compare_interpolations(times, keys_quat, samples=400):
     t = np.linspace(times[0], times[-1], int(samples))
     v = rq_sequence_continuous(_quat_to_rq(q))
     spline = rq_spline(times, v, "catmull_rom")
-    out = {"rq_catmull_rom": spline.evaluate_quat(t), "slerp": slerp_keys(times, q, t),
-           "squad": squad_keys(times, q, t)}
+    out = {
+        "rq_catmull_rom": spline.evaluate_quat(t),
+        "slerp": slerp_keys(times, q, t),
+        "squad": squad_keys(times, q, t),
+    }
     i = np.clip(np.searchsorted(times, t, side="right") - 1, 0, len(times) - 2)
     u = ((t - times[i]) / (times[i + 1] - times[i]))[:, None]
     lin = q[i] + u * (q[i + 1] - q[i])
@@ -145,4 +154,3 @@ def compare_interpolations(times, keys_quat, samples=400):
         "angular_speed": {k: angular_speed(val, t) for k, val in out.items()},
         "max_angle_to_rq": {k: float(quat_angle_between(ref, val).max()) for k, val in out.items()},
     }
-

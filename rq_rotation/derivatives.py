@@ -44,11 +44,17 @@ _G_COEFFS = tuple(
     float(Fraction((-1) ** k * 2 * k, 2 ** (2 * k + 1) * factorial(2 * k + 1))) for k in range(1, 8)
 )
 # b(theta) = (1 - (theta/2) cot(theta/2)) / theta^2 = -sum_{n>=1} (-1)^n B_2n theta^(2n-2) / (2n)!
-_BERNOULLI = (Fraction(1, 6), Fraction(-1, 30), Fraction(1, 42), Fraction(-1, 30),
-              Fraction(5, 66), Fraction(-691, 2730), Fraction(7, 6), Fraction(-3617, 510))
-_B_COEFFS = tuple(
-    float(-((-1) ** n) * _BERNOULLI[n - 1] / factorial(2 * n)) for n in range(1, 9)
+_BERNOULLI = (
+    Fraction(1, 6),
+    Fraction(-1, 30),
+    Fraction(1, 42),
+    Fraction(-1, 30),
+    Fraction(5, 66),
+    Fraction(-691, 2730),
+    Fraction(7, 6),
+    Fraction(-3617, 510),
 )
+_B_COEFFS = tuple(float(-((-1) ** n) * _BERNOULLI[n - 1] / factorial(2 * n)) for n in range(1, 9))
 
 
 def _poly(coeffs, x):

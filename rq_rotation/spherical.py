@@ -111,5 +111,9 @@ def squad_keys(times, keys, t):
     """
     q, s = squad_controls(keys)
     i, u = _locate(times, t)
-    return _slerp(_slerp(q[i], q[i + 1], u, False), _slerp(s[i], s[i + 1], u, False),
-                  2.0 * u * (1.0 - u), False)
+    return _slerp(
+        _slerp(q[i], q[i + 1], u, False),
+        _slerp(s[i], s[i + 1], u, False),
+        2.0 * u * (1.0 - u),
+        False,
+    )

@@ -46,7 +46,11 @@ from .rq import _rq_to_quat
 from .shells import _shell_distance
 
 __all__ = [
-    "KINDS", "RQSpline", "bezier_control_points", "bezier_derivatives", "bezier_values",
+    "KINDS",
+    "RQSpline",
+    "bezier_control_points",
+    "bezier_derivatives",
+    "bezier_values",
     "rq_spline",
 ]
 
@@ -83,8 +87,13 @@ def bezier_derivatives(control_points, u):
 def _bspline_to_bezier(times, keys):
     """Bezier control points (K-1, 4, 3) of the cubic B-spline with de Boor points ``keys``
     and knots ``times`` (see the module docstring), all segments at once."""
-    t = np.concatenate([[2 * times[0] - times[1], 3 * times[0] - 2 * times[1]][::-1], times,
-                        [2 * times[-1] - times[-2], 3 * times[-1] - 2 * times[-2]]])
+    t = np.concatenate(
+        [
+            [2 * times[0] - times[1], 3 * times[0] - 2 * times[1]][::-1],
+            times,
+            [2 * times[-1] - times[-2], 3 * times[-1] - 2 * times[-2]],
+        ]
+    )
     # t[2 + i] == times[i]
     p = np.concatenate([[2 * keys[0] - keys[1]], keys, [2 * keys[-1] - keys[-2]]])
     # p[1 + i] == keys[i]
@@ -101,15 +110,17 @@ def _bspline_to_bezier(times, keys):
             new = list(pts)
             for j in range(r, 4):
                 left, right = tau[:, j - 1], tau[:, j + 3 - r]
-                new[j] = (((right - u)[:, None] * pts[j - 1] + (u - left)[:, None] * pts[j])
-                          / (right - left)[:, None])
+                new[j] = ((right - u)[:, None] * pts[j - 1] + (u - left)[:, None] * pts[j]) / (
+                    right - left
+                )[:, None]
             pts = new
         segs[:, m] = pts[3]
     return segs
 
 
-def bezier_control_points(times, keys, kind="catmull_rom", tangents=None,
-                          angular_velocities=None, frame="world"):
+def bezier_control_points(
+    times, keys, kind="catmull_rom", tangents=None, angular_velocities=None, frame="world"
+):
     """Global per-segment cubic Bezier control points in RQ space, (K-1, 4, 3).
 
     Before any splitting or reparameterization (see the module docstring for each kind).
@@ -154,8 +165,9 @@ def _as_handles(handles, k):
     """Bezier handles (left, right) of ``k`` keys, validated like every other argument."""
     hd = as_float_array(handles, "tangents")
     if hd.shape != (k, 2, 3):
-        raise ValueError(f"tangents for 'bezier' must have shape (K, 2, 3) = ({k}, 2, 3), "
-                         f"got {hd.shape}")
+        raise ValueError(
+            f"tangents for 'bezier' must have shape (K, 2, 3) = ({k}, 2, 3), got {hd.shape}"
+        )
     return hd
 
 
@@ -236,9 +248,19 @@ class RQSpline:
         return self.starts.copy(), self.ends.copy(), self.control_points.copy(), self.charts.copy()
 
 
-def rq_spline(times, keys, kind="catmull_rom", tangents=None, angular_velocities=None,
-              frame="world", max_extent=math.pi, reparameterize_segments=True,
-              shell_margin=0.5, axis_turn=0.35, reparameterize_margin=0.5 * math.pi):
+def rq_spline(
+    times,
+    keys,
+    kind="catmull_rom",
+    tangents=None,
+    angular_velocities=None,
+    frame="world",
+    max_extent=math.pi,
+    reparameterize_segments=True,
+    shell_margin=0.5,
+    axis_turn=0.35,
+    reparameterize_margin=0.5 * math.pi,
+):
     """Build an RQ-space cubic spline evaluator.
 
     Parameters
@@ -293,9 +315,15 @@ def rq_spline(times, keys, kind="catmull_rom", tangents=None, angular_velocities
     split = np.flatnonzero(m[seg_idx] > 1)
     if len(split):
         whole, sa, sb = pieces[split], a[split], b[split]
-        pieces[split] = np.stack([_blossom(whole, sa, sa, sa), _blossom(whole, sa, sa, sb),
-                                  _blossom(whole, sa, sb, sb), _blossom(whole, sb, sb, sb)],
-                                 axis=1)
+        pieces[split] = np.stack(
+            [
+                _blossom(whole, sa, sa, sa),
+                _blossom(whole, sa, sa, sb),
+                _blossom(whole, sa, sb, sb),
+                _blossom(whole, sb, sb, sb),
+            ],
+            axis=1,
+        )
     t0, t1 = times[seg_idx], times[seg_idx + 1]
     starts, ends = t0 + a * (t1 - t0), t0 + b * (t1 - t0)
     # Charts and "shell" flags from the norms of each piece's control points.
@@ -307,7 +335,8 @@ def rq_spline(times, keys, kind="catmull_rom", tangents=None, angular_velocities
     charts[~near] = 0
     shell_d = _shell_distance(norms).min(axis=1)
     cosang = np.sum(pieces[:, 0] * pieces[:, 3], axis=-1) / np.maximum(
-        norms[:, 0] * norms[:, 3], 1e-300)
+        norms[:, 0] * norms[:, 3], 1e-300
+    )
     near_shell = (shell_d < shell_margin) & (np.arccos(np.clip(cosang, -1, 1)) > axis_turn)
     if not reparameterize_segments:
         charts[:] = 0
@@ -324,7 +353,8 @@ def rq_spline(times, keys, kind="catmull_rom", tangents=None, angular_velocities
     order = np.lexsort((np.concatenate([2 * later, 2 * shell + 1, 2 * len(j) + changes]), time))
     hidden = [
         {"time": t, "segment": g, "reason": r}
-        for t, g, r in zip(time[order].tolist(), segment[order].tolist(),
-                           reason[order].tolist(), strict=True)
+        for t, g, r in zip(
+            time[order].tolist(), segment[order].tolist(), reason[order].tolist(), strict=True
+        )
     ]
     return RQSpline(starts, ends, pieces, charts, seg_idx, hidden)

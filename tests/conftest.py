@@ -61,10 +61,20 @@ class BlenderSuite:
             return
         env = dict(os.environ, PYTHONPATH=str(BLENDER_TESTS), PYTHONDONTWRITEBYTECODE="1")
         command = [
-            str(self.python), "-m", "pytest", *self.selection,
-            "-p", "blender_harness", "-p", "no:cacheprovider",
-            f"--confcutdir={BLENDER_TESTS}", f"--rootdir={BLENDER_TESTS}", "-o", "addopts=",
-            f"--junitxml={self.junit}", "-q",
+            str(self.python),
+            "-m",
+            "pytest",
+            *self.selection,
+            "-p",
+            "blender_harness",
+            "-p",
+            "no:cacheprovider",
+            f"--confcutdir={BLENDER_TESTS}",
+            f"--rootdir={BLENDER_TESTS}",
+            "-o",
+            "addopts=",
+            f"--junitxml={self.junit}",
+            "-q",
         ]
         with self.log.open("wb") as log:
             self.process = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=log)
@@ -174,9 +184,7 @@ def pytest_configure(config: pytest.Config) -> None:
     (REPO / "build" / "test-logs").mkdir(parents=True, exist_ok=True)
     log_dir = pathlib.Path(tempfile.mkdtemp(prefix="session-", dir=REPO / "build" / "test-logs"))
     selection = _inner_selection(config)
-    config.stash[SUITES_KEY] = {
-        v: BlenderSuite(v, log_dir, selection) for v in BLENDER_VERSIONS
-    }
+    config.stash[SUITES_KEY] = {v: BlenderSuite(v, log_dir, selection) for v in BLENDER_VERSIONS}
 
 
 def _inner_selection(config: pytest.Config) -> list[str]:

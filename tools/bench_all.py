@@ -53,22 +53,24 @@ def run(module: str, environment: str) -> tuple[str, list[dict[str, str]]]:
     """Run ``module.readme_rows()`` in ``.venvs/<environment>``: (where, rows)."""
     python = VENVS / environment / "bin" / "python"
     print(f"[bench] {module} in {environment} ...", flush=True)
-    result = subprocess.run([str(python), "-c", RUNNER, module], cwd=REPO,
-                            capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [str(python), "-c", RUNNER, module], cwd=REPO, capture_output=True, text=True, check=False
+    )
     lines = [line for line in result.stdout.splitlines() if line.startswith(MARK)]
     if result.returncode != 0 or not lines:
-        raise RuntimeError(f"{module} failed in {environment}:\n{result.stdout}\n"
-                           f"{result.stderr}")
-    where, rows = json.loads(lines[-1][len(MARK):])
+        raise RuntimeError(f"{module} failed in {environment}:\n{result.stdout}\n{result.stderr}")
+    where, rows = json.loads(lines[-1][len(MARK) :])
     return where, rows
 
 
 def machine() -> str:
     cpu = ""
     with contextlib.suppress(OSError, StopIteration):
-        cpu = next(line.split(":", 1)[1].strip()
-                   for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines()
-                   if line.startswith("model name"))
+        cpu = next(
+            line.split(":", 1)[1].strip()
+            for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        )
     return f"{platform.machine()} {cpu}, {os.cpu_count()} cores, {platform.system()}"
 
 
@@ -90,8 +92,11 @@ def table(results: list[tuple[str, list[dict[str, str]]]]) -> str:
 
 
 def main() -> int:
-    results = [run(module, environment)
-               for module, environments in BENCHMARKS for environment in environments]
+    results = [
+        run(module, environment)
+        for module, environments in BENCHMARKS
+        for environment in environments
+    ]
     text = table(results)
     print(text)
     readme = README.read_text()

@@ -42,7 +42,9 @@ def run_blender_ext(*args: str) -> subprocess.CompletedProcess[str]:
     """Run ``blender_ext.py`` with the current interpreter; returns the finished process."""
     return subprocess.run(
         [sys.executable, str(blender_ext_script()), *args],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
 
 
@@ -51,8 +53,10 @@ def build_zip(output_dir: pathlib.Path) -> pathlib.Path:
     output_dir.mkdir(parents=True, exist_ok=True)
     for old in output_dir.glob(f"{ADDON_ID}-*.zip"):
         old.unlink()
-    for args in (("validate", str(REPO)),
-                 ("build", "--source-dir", str(REPO), "--output-dir", str(output_dir))):
+    for args in (
+        ("validate", str(REPO)),
+        ("build", "--source-dir", str(REPO), "--output-dir", str(output_dir)),
+    ):
         result = run_blender_ext(*args)
         if result.returncode != 0:
             raise RuntimeError(f"blender_ext.py {args[0]} failed:\n{result.stdout}{result.stderr}")

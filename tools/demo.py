@@ -88,15 +88,18 @@ def animate(rig, rq) -> dict[str, np.ndarray]:
 
     shoulder = rig.pose.bones["Shoulder"]
     # Swings reaching past the ellipse on purpose: the evaluation scales them onto it.
-    swings = np.array([[0.0, 0.0], [0.9, 0.6], [1.5, -1.2], [-0.4, 2.1], [-1.3, -0.5],
-                       [0.0, 0.0]])
+    swings = np.array([[0.0, 0.0], [0.9, 0.6], [1.5, -1.2], [-0.4, 2.1], [-1.3, -0.5], [0.0, 0.0]])
     twists = np.array([0.0, 0.6, 1.3, -0.9, 0.2, 0.0])
     key_property(shoulder, "rq_swing", frames, swings)
     key_property(shoulder, "rq_twist", frames, twists)
 
     elbow = rig.pose.bones["Elbow"]
-    key_property(elbow, "rq_swing", frames, np.column_stack([
-        [0.0, 1.2, 2.3, 0.8, 1.9, 0.0], np.zeros(len(frames))]))
+    key_property(
+        elbow,
+        "rq_swing",
+        frames,
+        np.column_stack([[0.0, 1.2, 2.3, 0.8, 1.9, 0.0], np.zeros(len(frames))]),
+    )
 
     wrist = rig.pose.bones["Wrist"]
     wrist_keys = rng.normal(scale=0.6, size=(len(frames), 3))
@@ -110,8 +113,13 @@ def animate(rig, rq) -> dict[str, np.ndarray]:
     spinning = PROP_TURN_PER_KEY * np.arange(len(prop_frames))[:, None] * axis
     # Keyed as an animator's tool would by default: the shortest vector of each rotation.
     key_property(prop, "rq_vector", prop_frames, rq.quat_to_rq(rq.rq_to_quat(spinning)))
-    return {"frames": frames, "shoulder_swing": swings, "wrist_keys": wrist_keys,
-            "prop_frames": prop_frames, "prop_spin": spinning}
+    return {
+        "frames": frames,
+        "shoulder_swing": swings,
+        "wrist_keys": wrist_keys,
+        "prop_frames": prop_frames,
+        "prop_spin": spinning,
+    }
 
 
 def sample_rotation(rig, bone: str, frames) -> np.ndarray:
@@ -142,7 +150,8 @@ def blender_quaternion_curves(addon, times, keys_quat) -> tuple[np.ndarray, np.n
         pose_bone.keyframe_insert("rotation_quaternion", frame=float(frame))
     (use,) = animdata.actions_of(probe)
     channels = animdata.read_channels(
-        animdata.fcurve_owner(use), animdata.bone_data_path("Bone", "rotation_quaternion"), 4)
+        animdata.fcurve_owner(use), animdata.bone_data_path("Bone", "rotation_quaternion"), 4
+    )
     samples = np.linspace(times[0], times[-1], 400)
     values = animdata.evaluate_channels(channels, (1.0, 0.0, 0.0, 0.0), samples)
     bpy.ops.object.mode_set(mode='OBJECT')
@@ -170,8 +179,10 @@ def main(output: pathlib.Path) -> int:
     shoulder, elbow = rig.pose.bones["Shoulder"], rig.pose.bones["Elbow"]
     shoulder["rq_swing_limit"], shoulder["rq_twist_limit"] = SHOULDER_LIMIT, SHOULDER_TWIST
     elbow["rq_swing_limit"], elbow["rq_twist_limit"] = ELBOW_LIMIT, (0.0, 0.0)
-    step("shoulder: swing/twist, ellipse 70 x 110 degrees, twist -40..80; "
-         "elbow: hinge (ellipse 145 x 0, no twist); wrist and prop: RQ")
+    step(
+        "shoulder: swing/twist, ellipse 70 x 110 degrees, twist -40..80; "
+        "elbow: hinge (ellipse 145 x 0, no twist); wrist and prop: RQ"
+    )
 
     keyed = animate(rig, rq)
     spin_frames = keyed["prop_frames"]
@@ -182,8 +193,10 @@ def main(output: pathlib.Path) -> int:
     after = sample_rotation(rig, "Prop", spin_frames)
     turns_after = prop_turns(rig, spin_frames[0], spin_frames[-1])
     pose_change = np.degrees(rq.quat_angle_between(before, after).max())
-    step(f"continuity filter on the prop: {turns_before:.2f} -> {turns_after:.2f} turns "
-         f"between first and last key, poses at keys moved by at most {pose_change:.1e} deg")
+    step(
+        f"continuity filter on the prop: {turns_before:.2f} -> {turns_after:.2f} turns "
+        f"between first and last key, poses at keys moved by at most {pose_change:.1e} deg"
+    )
 
     select_only(rig, "Shoulder", "Elbow", "Wrist", "Prop")
     result = bpy.ops.pose.rq_spline_interpolate()
@@ -203,8 +216,9 @@ def main(output: pathlib.Path) -> int:
     select_only(export, "Shoulder", "Elbow", "Wrist", "Prop")
     bpy.ops.pose.rq_bake(target='QUATERNION', keys='EVERY_FRAME')
     bake_error = max(
-        np.degrees(rq.quat_angle_between(source[name],
-                                         sample_rotation(export, name, rig_frames)).max())
+        np.degrees(
+            rq.quat_angle_between(source[name], sample_rotation(export, name, rig_frames)).max()
+        )
         for name in source
     )
     step(f"baked a copy to quaternion keys for export: largest difference {bake_error:.1e} deg")
@@ -213,16 +227,20 @@ def main(output: pathlib.Path) -> int:
     bpy.context.view_layer.objects.active = rig
 
     # The numbers behind the pictures.
-    evaluated_swings = rq.quat_to_swing_twist(
-        sample_rotation(rig, "Shoulder", keyed["frames"]))[0]
+    evaluated_swings = rq.quat_to_swing_twist(sample_rotation(rig, "Shoulder", keyed["frames"]))[0]
     wrist_quats = rq.rq_to_quat(keyed["wrist_keys"])
     blender_t, blender_q = blender_quaternion_curves(addon, keyed["frames"], wrist_quats)
     np.savez(
         output / "demo_data.npz",
-        shoulder_limit=np.array(SHOULDER_LIMIT), shoulder_swing_keys=keyed["shoulder_swing"],
-        shoulder_swing_evaluated=evaluated_swings, wrist_times=keyed["frames"],
-        wrist_quats=wrist_quats, blender_t=blender_t, blender_quats=blender_q,
-        bake_error_deg=bake_error, prop_turns=(turns_before, turns_after),
+        shoulder_limit=np.array(SHOULDER_LIMIT),
+        shoulder_swing_keys=keyed["shoulder_swing"],
+        shoulder_swing_evaluated=evaluated_swings,
+        wrist_times=keyed["frames"],
+        wrist_quats=wrist_quats,
+        blender_t=blender_t,
+        blender_quats=blender_q,
+        bake_error_deg=bake_error,
+        prop_turns=(turns_before, turns_after),
         blender_version=bpy.app.version_string,
     )
     blend = output / "demo.blend"

@@ -38,14 +38,21 @@ def figure2(output: pathlib.Path) -> float:
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for axis, colour in zip("xyz", ("tab:red", "tab:green", "tab:blue"), strict=True):
         index = "xyz".index(axis)
-        ax.plot(experiment["t"], experiment["rq_curve"][:, index], color=colour,
-                label=f"RQ {axis}")
-        ax.plot(experiment["t"], experiment["spherical_curve"][:, index], color=colour,
-                linestyle="--", label=f"Spherical {axis}")
+        ax.plot(experiment["t"], experiment["rq_curve"][:, index], color=colour, label=f"RQ {axis}")
+        ax.plot(
+            experiment["t"],
+            experiment["spherical_curve"][:, index],
+            color=colour,
+            linestyle="--",
+            label=f"Spherical {axis}",
+        )
     ax.plot(np.arange(5.0), rq.FIGURE2_KEYS, "ko", markersize=4)
-    ax.set(xlabel="time", ylabel="RQ component (radians)",
-           title=f"Figure 2: Euclidean Bezier on RQ vs spherical Bezier\n"
-                 f"(largest angle between the two: {experiment['max_angle_deg']:.2f} degrees)")
+    ax.set(
+        xlabel="time",
+        ylabel="RQ component (radians)",
+        title=f"Figure 2: Euclidean Bezier on RQ vs spherical Bezier\n"
+        f"(largest angle between the two: {experiment['max_angle_deg']:.2f} degrees)",
+    )
     ax.legend(ncol=3, fontsize="small")
     fig.tight_layout()
     fig.savefig(output / "figure2_rq_vs_spherical.png", dpi=120)
@@ -68,8 +75,11 @@ def angular_speed(output: pathlib.Path, data) -> dict[str, float]:
     ax.plot(data["blender_t"], np.degrees(blender_speed), label="Blender quaternion F-curves")
     for key_time in times:
         ax.axvline(key_time, color="0.85", zorder=0)
-    ax.set(xlabel="frame", ylabel="angular speed (degrees per frame)",
-           title="Wrist: angular speed along each interpolation of the same keys")
+    ax.set(
+        xlabel="frame",
+        ylabel="angular speed (degrees per frame)",
+        title="Wrist: angular speed along each interpolation of the same keys",
+    )
     ax.legend(fontsize="small")
     fig.tight_layout()
     fig.savefig(output / "angular_speed.png", dpi=120)
@@ -87,17 +97,35 @@ def swing_limit(output: pathlib.Path, data) -> tuple[float, float]:
     scaled = rq.scale_swing_into_ellipse(keys, a, b)
     angle = np.linspace(0, 2 * np.pi, 200)
     fig, ax = plt.subplots(figsize=(5.5, 5.5))
-    ax.fill(np.degrees(a * np.cos(angle)), np.degrees(b * np.sin(angle)), color="0.9",
-            label="swing limit")
+    ax.fill(
+        np.degrees(a * np.cos(angle)),
+        np.degrees(b * np.sin(angle)),
+        color="0.9",
+        label="swing limit",
+    )
     ax.plot(*np.degrees(keys).T, "o", color="tab:red", label="keyed swing")
-    ax.plot(*np.degrees(evaluated).T, "x", color="tab:blue", markersize=9,
-            label="posed by Blender (radial scaling)")
-    ax.plot(*np.degrees(closest).T, "s", color="tab:green", markerfacecolor="none",
-            label="closest point (what tools store)")
+    ax.plot(
+        *np.degrees(evaluated).T,
+        "x",
+        color="tab:blue",
+        markersize=9,
+        label="posed by Blender (radial scaling)",
+    )
+    ax.plot(
+        *np.degrees(closest).T,
+        "s",
+        color="tab:green",
+        markerfacecolor="none",
+        label="closest point (what tools store)",
+    )
     for key, pose in zip(keys, evaluated, strict=True):
         ax.plot(*np.degrees([key, pose]).T, color="0.6", linewidth=0.8)
-    ax.set(xlabel="swing about X (degrees)", ylabel="swing about Z (degrees)", aspect="equal",
-           title="Shoulder: elliptical swing limit")
+    ax.set(
+        xlabel="swing about X (degrees)",
+        ylabel="swing about Z (degrees)",
+        aspect="equal",
+        title="Shoulder: elliptical swing limit",
+    )
     ax.legend(fontsize="small", loc="lower left")
     fig.tight_layout()
     fig.savefig(output / "swing_limit.png", dpi=120)
@@ -111,25 +139,36 @@ def main(output: pathlib.Path) -> int:
     data = np.load(output / "demo_data.npz")
     print(f"[demo] pictures in {output} (Blender {data['blender_version']})")
     max_angle = figure2(output)
-    print(f"  1. figure2_rq_vs_spherical.png: largest angle between the RQ Bezier and the "
-          f"spherical Bezier: {max_angle:.3f} deg (the paper: 'correspond quite closely')")
+    print(
+        f"  1. figure2_rq_vs_spherical.png: largest angle between the RQ Bezier and the "
+        f"spherical Bezier: {max_angle:.3f} deg (the paper: 'correspond quite closely')"
+    )
     peaks = angular_speed(output, data)
-    print("  2. angular_speed.png: peak angular speed along the wrist's interpolation "
-          "(degrees per frame):")
+    print(
+        "  2. angular_speed.png: peak angular speed along the wrist's interpolation "
+        "(degrees per frame):"
+    )
     for label, peak in peaks.items():
         print(f"       {label:30s} {peak:6.2f}")
     difference, outside = swing_limit(output, data)
-    print(f"  3. swing_limit.png: {outside} of {len(data['shoulder_swing_keys'])} keyed swings "
-          f"lie outside the ellipse; Blender's drivers pose them at the radial scaling within "
-          f"{difference:.1e} rad")
+    print(
+        f"  3. swing_limit.png: {outside} of {len(data['shoulder_swing_keys'])} keyed swings "
+        f"lie outside the ellipse; Blender's drivers pose them at the radial scaling within "
+        f"{difference:.1e} rad"
+    )
     turns_before, turns_after = data["prop_turns"]
     bake_error = float(data["bake_error_deg"])
-    print(f"  prop: {turns_before:.2f} turns before the continuity filter, "
-          f"{turns_after:.2f} after; bake error {bake_error:.1e} deg")
+    print(
+        f"  prop: {turns_before:.2f} turns before the continuity filter, "
+        f"{turns_after:.2f} after; bake error {bake_error:.1e} deg"
+    )
     summary = {
-        "figure2_max_angle_deg": max_angle, "peak_angular_speed_deg_per_frame": peaks,
-        "swings_outside_limit": outside, "blender_vs_radial_scaling_rad": difference,
-        "prop_turns": [float(turns_before), float(turns_after)], "bake_error_deg": bake_error,
+        "figure2_max_angle_deg": max_angle,
+        "peak_angular_speed_deg_per_frame": peaks,
+        "swings_outside_limit": outside,
+        "blender_vs_radial_scaling_rad": difference,
+        "prop_turns": [float(turns_before), float(turns_after)],
+        "bake_error_deg": bake_error,
     }
     (output / "summary.json").write_text(json.dumps(summary, indent=2))
     return 0

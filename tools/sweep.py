@@ -25,26 +25,35 @@ BEGIN, END = "<!-- tested-with:begin -->", "<!-- tested-with:end -->"
 VERSIONS = os.environ.get("RQ_BLENDER_VERSIONS", "").split()
 # Support as of the README's writing (Blender's release cycle): LTS releases get two years.
 SUPPORT = {
-    "4.2": "LTS, ended July 2026", "4.3": "ended", "4.4": "ended",
-    "4.5": "LTS, to July 2027", "5.0": "ended", "5.1": "ended", "5.2": "LTS, to July 2028",
+    "4.2": "LTS, ended July 2026",
+    "4.3": "ended",
+    "4.4": "ended",
+    "4.5": "LTS, to July 2027",
+    "5.0": "ended",
+    "5.1": "ended",
+    "5.2": "LTS, to July 2028",
 }
 
-PROBE = ("import sys, bpy, numpy; print(bpy.app.version_string.split()[0], "
-         "'%d.%d.%d' % sys.version_info[:3], numpy.__version__)")
+PROBE = (
+    "import sys, bpy, numpy; print(bpy.app.version_string.split()[0], "
+    "'%d.%d.%d' % sys.version_info[:3], numpy.__version__)"
+)
 
 
 def environment(version: str) -> tuple[str, str, str]:
     """(Blender, Python, numpy) versions of ``.venvs/bpy-<version>``."""
     python = VENVS / f"bpy-{version}" / "bin" / "python"
-    out = subprocess.run([str(python), "-c", PROBE], capture_output=True, text=True,
-                         check=True, cwd="/").stdout.split()
+    out = subprocess.run(
+        [str(python), "-c", PROBE], capture_output=True, text=True, check=True, cwd="/"
+    ).stdout.split()
     return out[-3], out[-2], out[-1]
 
 
 def counts(junit: pathlib.Path) -> dict[str, dict[str, int]]:
     """Outcomes per release from the outer session's JUnit report."""
-    found: dict[str, dict[str, int]] = {v: {"passed": 0, "failed": 0, "skipped": 0}
-                                        for v in VERSIONS}
+    found: dict[str, dict[str, int]] = {
+        v: {"passed": 0, "failed": 0, "skipped": 0} for v in VERSIONS
+    }
     for case in ElementTree.parse(junit).getroot().iter("testcase"):
         match = re.search(r"bpy-(\d+\.\d+)\]$", case.get("name", ""))
         if match is None or match.group(1) not in found:
@@ -71,15 +80,26 @@ def table(results: dict[str, dict[str, int]]) -> str:
     for version in VERSIONS:
         blender, python, numpy = environment(version)
         c = results[version]
-        lines.append(f"| {blender} | {SUPPORT.get(version, '')} | {python} | {numpy} | "
-                     f"{c['passed']} | {c['failed']} | {c['skipped']} |")
+        lines.append(
+            f"| {blender} | {SUPPORT.get(version, '')} | {python} | {numpy} | "
+            f"{c['passed']} | {c['failed']} | {c['skipped']} |"
+        )
     return "\n".join(lines)
 
 
 def main() -> int:
     junit = REPO / "build" / "test-logs" / "sweep.xml"
-    command = [sys.executable, "-m", "pytest", "tests/blender", "-q", "-p", "no:cacheprovider",
-               f"--junitxml={junit}", *sys.argv[1:]]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "tests/blender",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        f"--junitxml={junit}",
+        *sys.argv[1:],
+    ]
     code = subprocess.run(command, cwd=REPO, check=False).returncode
     results = counts(junit)
     text = README.read_text()

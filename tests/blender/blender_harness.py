@@ -36,8 +36,14 @@ USER_RESOURCES = use_temporary_user_resources()
 
 import bpy  # noqa: E402  (Blender reads BLENDER_USER_RESOURCES when it starts)
 
-__all__ = ["ADDON_MODULE", "BASELINE", "REPO", "build_zip", "registration_snapshot",
-           "run_blender_ext"]
+__all__ = [
+    "ADDON_MODULE",
+    "BASELINE",
+    "REPO",
+    "build_zip",
+    "registration_snapshot",
+    "run_blender_ext",
+]
 
 # The state of Blender before the add-on was ever enabled; see `registration_snapshot`.
 BASELINE: dict[str, frozenset[str]] = {}

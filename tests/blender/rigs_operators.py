@@ -25,8 +25,11 @@ def addon_module(name: str):
     return importlib.import_module(f"{ADDON_MODULE}.{name}")
 
 
-def key_rq(pose_bone: bpy.types.PoseBone, frames_vectors: Sequence[tuple[float, Sequence[float]]],
-           interpolation: str | None = None) -> None:
+def key_rq(
+    pose_bone: bpy.types.PoseBone,
+    frames_vectors: Sequence[tuple[float, Sequence[float]]],
+    interpolation: str | None = None,
+) -> None:
     """Put ``pose_bone`` in RQ mode and key ``["rq_vector"]`` at each ``(frame, vector)``."""
     bone_modes = addon_module("rq_blender.bone_modes")
     bone_modes.enter_mode(pose_bone, "RQ", tuple(frames_vectors[0][1]))
@@ -60,8 +63,11 @@ def _set_interpolation(pose_bone: bpy.types.PoseBone, interpolation: str) -> Non
                 point.interpolation = interpolation
 
 
-def rq_rig(keys: dict[str, Sequence[tuple[float, Sequence[float]]]], chain: bool = True,
-           interpolation: str | None = None) -> bpy.types.Object:
+def rq_rig(
+    keys: dict[str, Sequence[tuple[float, Sequence[float]]]],
+    chain: bool = True,
+    interpolation: str | None = None,
+) -> bpy.types.Object:
     """An armature with one RQ bone per entry of ``keys`` (bone name -> ``(frame, vector)``
     keys)."""
     obj = rigs.armature(tuple(keys), chain=chain)
@@ -112,7 +118,18 @@ def matrix_angles(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     rb = b[..., :3, :3] / np.linalg.norm(b[..., :3, :3], axis=-2, keepdims=True)
     rel = np.einsum("...ji,...jk->...ik", ra, rb)
     cos = np.clip((np.trace(rel, axis1=-2, axis2=-1) - 1.0) / 2.0, -1.0, 1.0)
-    sin = np.linalg.norm(
-        np.stack([rel[..., 2, 1] - rel[..., 1, 2], rel[..., 0, 2] - rel[..., 2, 0],
-                  rel[..., 1, 0] - rel[..., 0, 1]], axis=-1), axis=-1) / 2.0
+    sin = (
+        np.linalg.norm(
+            np.stack(
+                [
+                    rel[..., 2, 1] - rel[..., 1, 2],
+                    rel[..., 0, 2] - rel[..., 2, 0],
+                    rel[..., 1, 0] - rel[..., 0, 1],
+                ],
+                axis=-1,
+            ),
+            axis=-1,
+        )
+        / 2.0
+    )
     return np.arctan2(sin, cos)

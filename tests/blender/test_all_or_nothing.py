@@ -47,10 +47,9 @@ def fault(monkeypatch):
     return inject
 
 
-WRITES = [("rq_blender.animdata", name) for name in ("write_keys", "remove_fcurves",
-                                                     "shift_keys")] + [
-    ("rq_blender.bone_modes", name) for name in ("enter_mode", "leave_mode",
-                                                 "write_parameters")]
+WRITES = [
+    ("rq_blender.animdata", name) for name in ("write_keys", "remove_fcurves", "shift_keys")
+] + [("rq_blender.bone_modes", name) for name in ("enter_mode", "leave_mode", "write_parameters")]
 
 
 def _decorate(obj):
@@ -84,8 +83,7 @@ def _native_rig(mode="XYZ"):
     for pose_bone in obj.pose.bones:
         values = [(f, tuple(rng.uniform(-2.0, 2.0, 3))) for f in FRAMES]
         if mode == "QUATERNION":
-            values = [(f, tuple(np.r_[1.0, v] / np.linalg.norm(np.r_[1.0, v])))
-                      for f, v in values]
+            values = [(f, tuple(np.r_[1.0, v] / np.linalg.norm(np.r_[1.0, v]))) for f, v in values]
         rigs.key_rotation(pose_bone, mode, values)
     _decorate(obj)
     return obj
@@ -93,8 +91,9 @@ def _native_rig(mode="XYZ"):
 
 def _rq_rig(vectors=None):
     rng = np.random.default_rng(5)
-    obj = ro.rq_rig({name: vectors or [(f, rng.normal(0.0, 1.5, 3)) for f in FRAMES]
-                     for name in NAMES})
+    obj = ro.rq_rig(
+        {name: vectors or [(f, rng.normal(0.0, 1.5, 3)) for f in FRAMES] for name in NAMES}
+    )
     _decorate(obj)
     return obj
 
@@ -113,12 +112,15 @@ def _check(fault, obj, operator, at, **properties):
     assert differences(before, whole_state(obj)) != []
 
 
-@pytest.mark.parametrize(("source", "target", "at"), [
-    ("XYZ", "RQ", 5),                 # fails on the second bone, after the first is done
-    ("QUATERNION", "SWING_TWIST", 9),  # fails on the third bone
-    ("RQ", "QUATERNION", 4),
-    ("RQ", "ZXY", 2),
-])
+@pytest.mark.parametrize(
+    ("source", "target", "at"),
+    [
+        ("XYZ", "RQ", 5),  # fails on the second bone, after the first is done
+        ("QUATERNION", "SWING_TWIST", 9),  # fails on the third bone
+        ("RQ", "QUATERNION", 4),
+        ("RQ", "ZXY", 2),
+    ],
+)
 def test_set_mode_failing_halfway_changes_nothing(addon, fault, source, target, at):
     obj = _rq_rig() if source == "RQ" else _native_rig(source)
     _check(fault, obj, bpy.ops.pose.rq_set_mode, at, mode=target, strategy='KEYS')
@@ -126,8 +128,15 @@ def test_set_mode_failing_halfway_changes_nothing(addon, fault, source, target, 
 
 def test_set_mode_sampled_failing_halfway_changes_nothing(addon, fault):
     obj = _native_rig("XYZ")
-    _check(fault, obj, bpy.ops.pose.rq_set_mode, 6, mode='RQ', strategy='SAMPLED',
-           tolerance=math.radians(0.1))
+    _check(
+        fault,
+        obj,
+        bpy.ops.pose.rq_set_mode,
+        6,
+        mode='RQ',
+        strategy='SAMPLED',
+        tolerance=math.radians(0.1),
+    )
 
 
 def test_bake_failing_halfway_changes_nothing(addon, fault):
@@ -141,8 +150,7 @@ def test_spline_interpolate_failing_halfway_changes_nothing(addon, fault):
 def test_spline_with_conversion_failing_halfway_changes_nothing(addon, fault):
     obj = _native_rig("XYZ")
     # Fails while interpolating, after all three bones were converted to RQ.
-    _check(fault, obj, bpy.ops.pose.rq_spline_interpolate, 12, kind='HERMITE',
-           convert_native=True)
+    _check(fault, obj, bpy.ops.pose.rq_spline_interpolate, 12, kind='HERMITE', convert_native=True)
 
 
 def test_continuity_filter_failing_halfway_changes_nothing(addon, fault, rq):

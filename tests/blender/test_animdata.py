@@ -167,4 +167,3 @@ def test_pose_bone_selection_compat(addon):
     compat.set_pose_bone_selected(b, False)
     assert compat.pose_bone_selected(a) and not compat.pose_bone_selected(b)
     assert (bpy.app.version >= (4, 4, 0)) == compat.SLOTTED_ACTIONS
-

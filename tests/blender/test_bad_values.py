@@ -46,31 +46,47 @@ def _refused(obj: bpy.types.Object, operator, message: str, **kwargs) -> None:
     assert repr(after) == repr(before), differences(before, after)
 
 
-@pytest.mark.parametrize("value, message", [
-    ((math.nan, 0.0, 0.0), "rq_vector of Spine is not a number"),
-    ((0.0, math.inf, 0.0), "rq_vector of Spine is infinite"),
-    ((0.1, 0.2), "rq_vector of Spine has 2 values, not 3"),
-])
-@pytest.mark.parametrize("operator, kwargs", [
-    ("rq_set_mode", {"mode": "SWING_TWIST"}),
-    ("rq_set_mode", {"mode": "QUATERNION"}),
-    ("rq_bake", {}),
-    ("rq_reparameterize", {}),
-])
-def test_operators_refuse_bad_parameters_and_change_nothing(addon, value, message, operator,
-                                                            kwargs):
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ((math.nan, 0.0, 0.0), "rq_vector of Spine is not a number"),
+        ((0.0, math.inf, 0.0), "rq_vector of Spine is infinite"),
+        ((0.1, 0.2), "rq_vector of Spine has 2 values, not 3"),
+    ],
+)
+@pytest.mark.parametrize(
+    "operator, kwargs",
+    [
+        ("rq_set_mode", {"mode": "SWING_TWIST"}),
+        ("rq_set_mode", {"mode": "QUATERNION"}),
+        ("rq_bake", {}),
+        ("rq_reparameterize", {}),
+    ],
+)
+def test_operators_refuse_bad_parameters_and_change_nothing(
+    addon, value, message, operator, kwargs
+):
     _refused(_rq_bone(value), getattr(bpy.ops.pose, operator), message, **kwargs)
 
 
-@pytest.mark.parametrize("name, value, message", [
-    ("rq_swing_limit", (math.nan, 1.0), "rq_swing_limit of Spine is not a number"),
-    ("rq_twist_limit", (0.0,), "rq_twist_limit of Spine has 1 values, not 2"),
-    ("rq_twist_limit", (-math.inf, 1.0), "rq_twist_limit of Spine is infinite"),
-])
-@pytest.mark.parametrize("operator", [
-    "rq_set_mode", "rq_bake", "rq_reparameterize", "rq_spline_interpolate",
-    "rq_continuity_filter",
-])
+@pytest.mark.parametrize(
+    "name, value, message",
+    [
+        ("rq_swing_limit", (math.nan, 1.0), "rq_swing_limit of Spine is not a number"),
+        ("rq_twist_limit", (0.0,), "rq_twist_limit of Spine has 1 values, not 2"),
+        ("rq_twist_limit", (-math.inf, 1.0), "rq_twist_limit of Spine is infinite"),
+    ],
+)
+@pytest.mark.parametrize(
+    "operator",
+    [
+        "rq_set_mode",
+        "rq_bake",
+        "rq_reparameterize",
+        "rq_spline_interpolate",
+        "rq_continuity_filter",
+    ],
+)
 def test_operators_refuse_bad_limits_and_change_nothing(addon, name, value, message, operator):
     kwargs = {"mode": "RQ"} if operator == "rq_set_mode" else {}
     _refused(_keyed_swing_twist(name, value), getattr(bpy.ops.pose, operator), message, **kwargs)
@@ -82,8 +98,9 @@ def test_entering_swing_twist_refuses_bad_stored_limits(addon):
     assert bpy.ops.pose.rq_set_mode(mode="SWING_TWIST") == {'FINISHED'}
     assert bpy.ops.pose.rq_set_mode(mode="QUATERNION") == {'FINISHED'}
     obj.pose.bones[0]["rq_twist_limit"] = (math.nan, 0.0)
-    _refused(obj, bpy.ops.pose.rq_set_mode, "rq_twist_limit of Spine is not a number",
-             mode="SWING_TWIST")
+    _refused(
+        obj, bpy.ops.pose.rq_set_mode, "rq_twist_limit of Spine is not a number", mode="SWING_TWIST"
+    )
 
 
 def test_value_problems_and_reset(addon):
@@ -112,8 +129,15 @@ def test_inverted_twist_range_converts_there_and_back_keeping_every_frame(addon)
     semi-axis: the pose Blender shows is kept at every frame (it used to raise)."""
     obj = rigs.armature(["Spine"])
     pose_bone = obj.pose.bones[0]
-    ro.key_swing_twist(pose_bone, [(1, (0.3, 0.1), -0.5), (6, (0.6, -0.4), 0.9),
-                                   (11, (-0.2, 0.7), 1.4), (16, (0.1, 0.0), 0.2)])
+    ro.key_swing_twist(
+        pose_bone,
+        [
+            (1, (0.3, 0.1), -0.5),
+            (6, (0.6, -0.4), 0.9),
+            (11, (-0.2, 0.7), 1.4),
+            (16, (0.1, 0.0), 0.2),
+        ],
+    )
     pose_bone["rq_twist_limit"] = (math.radians(60), math.radians(45))
     pose_bone["rq_swing_limit"] = (1.0, -0.2)
     frames = range(1, 17)
@@ -123,8 +147,7 @@ def test_inverted_twist_range_converts_there_and_back_keeping_every_frame(addon)
         assert bpy.ops.pose.rq_set_mode(mode=mode, strategy="SAMPLED") == {'FINISHED'}
         error = np.abs(rigs.pose_matrices(obj, frames) - before)
         assert (error <= rigs.matrix_bound(before)).all(), (mode, error.max())
-    assert tuple(pose_bone["rq_twist_limit"]) == pytest.approx(
-        (math.radians(60), math.radians(45)))
+    assert tuple(pose_bone["rq_twist_limit"]) == pytest.approx((math.radians(60), math.radians(45)))
 
 
 def test_fix_limits_operator_sets_negative_axes_to_zero_and_swaps_an_inverted_range(addon):

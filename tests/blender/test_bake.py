@@ -35,10 +35,12 @@ def _no_parameter_curves(obj, action=None):
 
 def test_every_frame_bake_matches_shells_spins_and_subframe_keys(addon):
     rng = np.random.default_rng(3)
-    obj = ro.rq_rig({
-        "Shell": ro.shell_keys(),
-        "Random": [(f, rng.normal(0.0, 1.5, 3)) for f in (1.0, 5.5, 11.0, 16.0, 23.0)],
-    })
+    obj = ro.rq_rig(
+        {
+            "Shell": ro.shell_keys(),
+            "Random": [(f, rng.normal(0.0, 1.5, 3)) for f in (1.0, 5.5, 11.0, 16.0, 23.0)],
+        }
+    )
     frames = ro.frame_range(obj)
     before = rigs.pose_matrices(obj, frames)
     assert bpy.ops.pose.rq_bake(target='QUATERNION', keys='EVERY_FRAME') == {'FINISHED'}
@@ -89,12 +91,15 @@ def test_reduced_bake_stays_within_tolerance_at_every_frame(addon):
 
 def test_swing_twist_bake(addon):
     obj = rigs.armature(("Arm",))
-    ro.key_swing_twist(obj.pose.bones["Arm"], [
-        (1.0, (0.3, -0.2), 0.5),
-        (8.0, (2.6, 1.4), -2.0),
-        (15.5, (-0.4, 0.1), 3.0),
-        (20.0, (0, 0), 0),
-    ])
+    ro.key_swing_twist(
+        obj.pose.bones["Arm"],
+        [
+            (1.0, (0.3, -0.2), 0.5),
+            (8.0, (2.6, 1.4), -2.0),
+            (15.5, (-0.4, 0.1), 3.0),
+            (20.0, (0, 0), 0),
+        ],
+    )
     frames = ro.frame_range(obj)
     before = rigs.pose_matrices(obj, frames)
     assert bpy.ops.pose.rq_bake() == {'FINISHED'}

@@ -7,8 +7,17 @@ import rigs_operators as ro
 
 
 def test_report_and_image(addon, capsys):
-    obj = ro.rq_rig({"A": [(1.0, (0.0, 0.0, 0.0)), (5.0, (0.5, 0.8, 0.2)), (9.0, (1.2, 0.3, -0.4)),
-                           (13.0, (0.6, -0.5, 0.9)), (17.5, (0.1, 0.2, 1.4))]})
+    obj = ro.rq_rig(
+        {
+            "A": [
+                (1.0, (0.0, 0.0, 0.0)),
+                (5.0, (0.5, 0.8, 0.2)),
+                (9.0, (1.2, 0.3, -0.4)),
+                (13.0, (0.6, -0.5, 0.9)),
+                (17.5, (0.1, 0.2, 1.4)),
+            ]
+        }
+    )
     obj.data.bones.active = obj.data.bones["A"]
     assert bpy.ops.pose.rq_compare_interpolation(samples=200) == {'FINISHED'}
     out = capsys.readouterr().out

@@ -88,9 +88,9 @@ def test_twist_unwraps_only_within_its_limits(addon):
     obj = rigs.armature(("Wide", "Default"), chain=False)
     twists = [0.0, 2.5, -2.0 + 0.2, -0.5, 1.0]  # 2.5 -> -1.8 is a jump of 2 pi - 1.98
     for name in ("Wide", "Default"):
-        ro.key_swing_twist(obj.pose.bones[name], [
-            (1.0 + 4 * i, (0.2, -0.1), t) for i, t in enumerate(twists)
-        ])
+        ro.key_swing_twist(
+            obj.pose.bones[name], [(1.0 + 4 * i, (0.2, -0.1), t) for i, t in enumerate(twists)]
+        )
     obj.pose.bones["Wide"]["rq_twist_limit"] = [-20.0, 20.0]
     times = [1.0 + 4 * i for i in range(len(twists))]
     before = rigs.pose_matrices(obj, times)
@@ -164,19 +164,22 @@ def test_filter_after_the_spline_operator_keeps_its_held_jumps(addon, rq):
     obj = ro.rq_rig({"A": list(zip(frames, walk, strict=True))})
     assert bpy.ops.pose.rq_spline_interpolate() == {'FINISHED'}
     curves = ro.fcurve_map(obj)
-    assert any(p.interpolation == 'CONSTANT'
-               for p in curves[(RQ_PATH.format("A"), 0)].keyframe_points)
+    assert any(
+        p.interpolation == 'CONSTANT' for p in curves[(RQ_PATH.format("A"), 0)].keyframe_points
+    )
     times, before = _vectors(obj, "A")
     samples = np.linspace(times[0], times[-1], 700)
-    curve_before = [[curves[(RQ_PATH.format("A"), i)].evaluate(float(t)) for i in range(3)]
-                    for t in samples]
+    curve_before = [
+        [curves[(RQ_PATH.format("A"), i)].evaluate(float(t)) for i in range(3)] for t in samples
+    ]
     bpy.ops.pose.rq_continuity_filter()
     after_times, after = _vectors(obj, "A")
     np.testing.assert_array_equal(after_times, times)
     np.testing.assert_allclose(after, before, atol=1e-6)
     curves = ro.fcurve_map(obj)
-    curve_after = [[curves[(RQ_PATH.format("A"), i)].evaluate(float(t)) for i in range(3)]
-                   for t in samples]
+    curve_after = [
+        [curves[(RQ_PATH.format("A"), i)].evaluate(float(t)) for i in range(3)] for t in samples
+    ]
     np.testing.assert_allclose(curve_after, curve_before, atol=1e-6)
 
 

@@ -108,8 +108,12 @@ def test_swing_twist_keys_outside_the_limits_convert_to_the_pose_blender_shows(a
     bpy.ops.pose.rq_set_mode(mode="SWING_TWIST")
     pose_bone["rq_swing_limit"] = (0.6, 0.0)  # a hinge about X: a = 0.6, b = 0
     pose_bone["rq_twist_limit"] = (-0.2, 0.3)
-    keys = {1: ((0.2, 0.0), 0.1), 11: ((1.4, 0.0), -0.9), 21: ((0.9, 0.7), 0.8),
-            31: ((-2.0, 0.0), 0.25)}
+    keys = {
+        1: ((0.2, 0.0), 0.1),
+        11: ((1.4, 0.0), -0.9),
+        21: ((0.9, 0.7), 0.8),
+        31: ((-2.0, 0.0), 0.25),
+    }
     for frame, (swing, twist) in keys.items():
         pose_bone["rq_swing"], pose_bone["rq_twist"] = swing, twist
         pose_bone.keyframe_insert('["rq_swing"]', frame=frame)
@@ -121,6 +125,7 @@ def test_swing_twist_keys_outside_the_limits_convert_to_the_pose_blender_shows(a
     posed = np.array(pose_bone.matrix_basis.to_quaternion())
     expected = addon.rq_rotation.swing_twist_to_quat([0.0, 0.0], 0.3)
     assert min(np.abs(posed - expected).max(), np.abs(posed + expected).max()) < 1e-6
-    assert bpy.ops.pose.rq_set_mode(mode="QUATERNION", strategy="SAMPLED",
-                                    tolerance=0.0) == {"FINISHED"}
+    assert bpy.ops.pose.rq_set_mode(mode="QUATERNION", strategy="SAMPLED", tolerance=0.0) == {
+        "FINISHED"
+    }
     _assert_close(before, rigs.pose_matrices(obj, frames), "to quaternion")

@@ -48,21 +48,26 @@ def test_quat_to_euler_near_matches_mathutils_compat(rq, rng, order):
     """``near`` picks the same equivalent triple as ``to_euler(order, compat)``, the tool
     Blender's own keying uses for continuity, away from gimbal lock."""
     angles = random_euler(rng, 200) * [1.0, 0.45, 1.0]  # middle angle away from +-pi/2
-    compat = angles + rng.normal(scale=0.2, size=angles.shape) + 2 * math.pi * rng.integers(
-        -2, 3, size=angles.shape
+    compat = (
+        angles
+        + rng.normal(scale=0.2, size=angles.shape)
+        + 2 * math.pi * rng.integers(-2, 3, size=angles.shape)
     )
     quats = rq.euler_to_quat(angles, order)
     ours = rq.quat_to_euler(quats, order, near=compat)
-    theirs = np.array([
-        mathutils.Quaternion(q).to_euler(order, mathutils.Euler(c, order))
-        for q, c in zip(quats, compat, strict=True)
-    ])
+    theirs = np.array(
+        [
+            mathutils.Quaternion(q).to_euler(order, mathutils.Euler(c, order))
+            for q, c in zip(quats, compat, strict=True)
+        ]
+    )
     # A different choice of equivalent would differ by about pi or 2*pi. mathutils converts
     # through a float32 matrix, which costs up to ~2e-4 rad at middle angles near +-1.4, so
     # the choice is compared at 1e-3 and the exactness of ours checked on its own.
     np.testing.assert_allclose(ours, theirs, atol=1e-3)
-    np.testing.assert_allclose(rq.euler_to_matrix(ours, order), rq.quat_to_matrix(quats),
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        rq.euler_to_matrix(ours, order), rq.quat_to_matrix(quats), atol=1e-12
+    )
 
 
 def test_rq_matches_exponential_map(rq, rng):
@@ -93,9 +98,9 @@ def test_quat_multiply_order_matches_mathutils(rq, rng):
     p, q = rng.normal(size=(2, 100, 4))
     p /= np.linalg.norm(p, axis=-1, keepdims=True)
     q /= np.linalg.norm(q, axis=-1, keepdims=True)
-    theirs = np.array([
-        mathutils.Quaternion(a) @ mathutils.Quaternion(b) for a, b in zip(p, q, strict=True)
-    ])
+    theirs = np.array(
+        [mathutils.Quaternion(a) @ mathutils.Quaternion(b) for a, b in zip(p, q, strict=True)]
+    )
     np.testing.assert_allclose(rq.quat_multiply(p, q), theirs, atol=1e-6)
 
 

@@ -99,8 +99,18 @@ def random_vectors(seed: int = 7) -> list[tuple[float, float, float]]:
     vectors = [(0.0, 0.0, 0.0)]
     for tiny in TINY[1:]:
         vectors += [(tiny, 0.0, 0.0), (0.0, tiny, 0.0), (0.0, 0.0, tiny), (tiny, -tiny, tiny)]
-    for angle in (math.pi - 1e-6, math.pi, math.pi + 1e-6, 2 * math.pi - 1e-6, 2 * math.pi,
-                  2 * math.pi + 1e-5, 3 * math.pi, 10.0, 100.0, 1000.0):
+    for angle in (
+        math.pi - 1e-6,
+        math.pi,
+        math.pi + 1e-6,
+        2 * math.pi - 1e-6,
+        2 * math.pi,
+        2 * math.pi + 1e-5,
+        3 * math.pi,
+        10.0,
+        100.0,
+        1000.0,
+    ):
         direction = rng.normal(size=3)
         vectors.append(tuple(angle * direction / np.linalg.norm(direction)))
         vectors.append((0.0, -angle, 0.0))
@@ -281,8 +291,16 @@ def test_swing_twist_pose_matches_with_limits(addon, rq):
 def limit_cases(seed: int = 13) -> list[tuple[float, ...]]:
     """Swing/twist cases with inverted twist ranges and negative or zero semi-axes."""
     rng = np.random.default_rng(seed)
-    axes = [(-0.5, 1.0), (1.0, -0.3), (0.0, 1.2), (0.8, 0.0), (-1.0, -1.0), (0.0, 0.0),
-            (-2.0, 0.0), (0.7, 0.9)]
+    axes = [
+        (-0.5, 1.0),
+        (1.0, -0.3),
+        (0.0, 1.2),
+        (0.8, 0.0),
+        (-1.0, -1.0),
+        (0.0, 0.0),
+        (-2.0, 0.0),
+        (0.7, 0.9),
+    ]
     ranges = [(0.5, -0.5), (1.0, 0.2), (-0.3, -2.5), (2.0, 2.0), (-1.0, 1.0)]
     cases = []
     for a, b in axes:
@@ -307,7 +325,8 @@ def test_limits_of_any_sign_and_order_pose_as_the_core_clamps(addon, rq):
     for pose_bone, case in zip(obj.pose.bones, cases, strict=True):
         x, z, t, a, b, low, high = f32(case)
         core = rq.swing_twist_to_quat(
-            rq.scale_swing_into_ellipse(np.array([x, z]), a, b), rq.clamp_twist(t, low, high))
+            rq.scale_swing_into_ellipse(np.array([x, z]), a, b), rq.clamp_twist(t, low, high)
+        )
         error = np.abs(basis_rotation(pose_bone) - quat_matrix(np.asarray(core))).max()
         assert error <= tolerance(2 * math.pi), (case, error)
         static = addon.rq_blender.bone_modes.static_axis_angle(pose_bone, "SWING_TWIST")
@@ -408,11 +427,15 @@ def test_saved_file_plays_identically_without_the_addon_and_auto_run(addon, tmp_
     environment = dict(os.environ, BLENDER_USER_RESOURCES=str(tmp_path / "no-addons"))
     result = subprocess.run(
         [sys.executable, "-c", REOPEN_SCRIPT, str(path), json.dumps(frames)],
-        capture_output=True, text=True, env=environment, check=False, timeout=300,
+        capture_output=True,
+        text=True,
+        env=environment,
+        check=False,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     line = next(line for line in result.stdout.splitlines() if line.startswith("RESULT"))
-    there = json.loads(line[len("RESULT"):])
+    there = json.loads(line[len("RESULT") :])
     assert there["valid"]
     assert there["poses"] == here  # bit for bit (floats round-trip through JSON exactly)
     moving = {json.dumps(pose) for pose in here.values()}
@@ -502,12 +525,15 @@ def test_update_handler_scans_drivers_only_after_a_rename(addon, monkeypatch):
     assert_drivers_native_and_valid(obj)
 
 
-@pytest.mark.parametrize("name, bad, good", [
-    ("rq_swing", (math.nan, 0.3), (0.2, 0.3)),
-    ("rq_twist", math.nan, 0.4),
-    ("rq_twist_limit", (math.nan, 1.0), (-1.0, 1.0)),
-    ("rq_swing_limit", (0.5, math.nan), (0.5, 1.0)),
-])
+@pytest.mark.parametrize(
+    "name, bad, good",
+    [
+        ("rq_swing", (math.nan, 0.3), (0.2, 0.3)),
+        ("rq_twist", math.nan, 0.4),
+        ("rq_twist_limit", (math.nan, 1.0), (-1.0, 1.0)),
+        ("rq_swing_limit", (0.5, math.nan), (0.5, 1.0)),
+    ],
+)
 def test_update_handler_revalidates_drivers_once_values_are_finite(addon, name, bad, good):
     """NaN or inf makes Blender flag the drivers invalid for good; the update handler clears
     the flag once the values are finite again, so the bone turns again."""
@@ -548,7 +574,6 @@ def test_handlers_are_registered_while_enabled(addon):
     handlers = addon.rq_blender.handlers
     assert handlers.rq_repair_after_update in bpy.app.handlers.depsgraph_update_post
     assert handlers.rq_repair_after_load in bpy.app.handlers.load_post
-
 
 
 def test_update_handler_costs_little_per_drag_update(addon):

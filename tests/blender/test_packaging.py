@@ -27,8 +27,15 @@ def test_zip_holds_the_addon_and_nothing_of_the_development_tree(tmp_path):
     names = zipfile.ZipFile(build_zip(tmp_path)).namelist()
     assert "blender_manifest.toml" in names and "__init__.py" in names
     assert any(name.startswith("rq_rotation/") for name in names)
-    development_tree = ("tests/", "benchmarks/", "tools/", ".ci/", ".venvs/", "dev.sh",
-                        "pyproject.toml")
+    development_tree = (
+        "tests/",
+        "benchmarks/",
+        "tools/",
+        ".ci/",
+        ".venvs/",
+        "dev.sh",
+        "pyproject.toml",
+    )
     for dev_only in development_tree:
         assert not any(name.startswith(dev_only) for name in names), dev_only
     assert not any("__pycache__" in name for name in names)

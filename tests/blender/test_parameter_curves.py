@@ -17,9 +17,12 @@ KEYS = [(1.0, (0.1, 0.2, 0.3)), (5.0, (0.4, 0.1, -0.2))]
 
 def _graph_context(obj, fcurves):
     """The members of a Graph Editor context whose editable selected F-curves are ``fcurves``."""
-    return SimpleNamespace(area=SimpleNamespace(type='GRAPH_EDITOR'), object=obj,
-                           view_layer=bpy.context.view_layer,
-                           selected_editable_fcurves=list(fcurves))
+    return SimpleNamespace(
+        area=SimpleNamespace(type='GRAPH_EDITOR'),
+        object=obj,
+        view_layer=bpy.context.view_layer,
+        selected_editable_fcurves=list(fcurves),
+    )
 
 
 class _Poll:

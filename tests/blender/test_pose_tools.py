@@ -44,8 +44,10 @@ def symmetric_rig(modes: dict[str, str]) -> bpy.types.Object:
 
 
 def fcurve_paths(obj) -> set[tuple[str, int, str | None]]:
-    return {(fc.data_path, fc.array_index, fc.group.name if fc.group else None)
-            for fc in rigs.fcurves_of(obj)}
+    return {
+        (fc.data_path, fc.array_index, fc.group.name if fc.group else None)
+        for fc in rigs.fcurves_of(obj)
+    }
 
 
 def test_clear_rotation_zeroes_parameters_and_clears_native_bones(addon):
@@ -75,10 +77,9 @@ def test_clear_rotation_auto_keys_the_parameters(addon):
         assert bpy.ops.pose.rq_rot_clear() == {'FINISHED'}
     finally:
         bpy.context.scene.tool_settings.use_keyframe_insert_auto = False
-    assert fcurve_paths(obj) == {
-        ('pose.bones["A"]["rq_vector"]', i, "A") for i in range(3)} | {
-        ('pose.bones["B"]["rq_swing"]', i, "B") for i in range(2)} | {
-        ('pose.bones["B"]["rq_twist"]', 0, "B")}
+    assert fcurve_paths(obj) == {('pose.bones["A"]["rq_vector"]', i, "A") for i in range(3)} | {
+        ('pose.bones["B"]["rq_swing"]', i, "B") for i in range(2)
+    } | {('pose.bones["B"]["rq_twist"]', 0, "B")}
 
 
 def test_clear_all_transforms_also_clears_location_and_scale(addon):
@@ -107,14 +108,24 @@ def keying_channels():
     edit.key_insert_channels = kept
 
 
-@pytest.mark.parametrize(("channels", "expected"), [
-    ({"ROTATION"}, {'["rq_vector"]', '["rq_swing"]', '["rq_twist"]'}),
-    ({"LOCATION", "SCALE"}, {".location", ".scale"}),
-    ({"ROTATION", "CUSTOM_PROPS"}, {'["rq_vector"]', '["rq_swing"]', '["rq_twist"]',
-                                    '["rq_swing_limit"]', '["rq_twist_limit"]'}),
-])
-def test_insert_keyframe_keys_parameters_for_rotation(addon, keying_channels, channels,
-                                                      expected):
+@pytest.mark.parametrize(
+    ("channels", "expected"),
+    [
+        ({"ROTATION"}, {'["rq_vector"]', '["rq_swing"]', '["rq_twist"]'}),
+        ({"LOCATION", "SCALE"}, {".location", ".scale"}),
+        (
+            {"ROTATION", "CUSTOM_PROPS"},
+            {
+                '["rq_vector"]',
+                '["rq_swing"]',
+                '["rq_twist"]',
+                '["rq_swing_limit"]',
+                '["rq_twist_limit"]',
+            },
+        ),
+    ],
+)
+def test_insert_keyframe_keys_parameters_for_rotation(addon, keying_channels, channels, expected):
     obj = symmetric_rig({"A": "RQ", "B": "SWING_TWIST"})
     keying_channels.key_insert_channels = channels
     assert bpy.ops.pose.rq_keyframe_insert() == {'FINISHED'}
@@ -128,13 +139,15 @@ def test_insert_keyframe_follows_the_rotation_keying_set(addon, keying_channels)
     obj = symmetric_rig({"A": "RQ"})
     keying_channels.key_insert_channels = {"LOCATION"}
     scene = bpy.context.scene
-    scene.keying_sets_all.active = next(k for k in scene.keying_sets_all
-                                        if k.bl_idname == "Rotation")
+    scene.keying_sets_all.active = next(
+        k for k in scene.keying_sets_all if k.bl_idname == "Rotation"
+    )
     assert bpy.ops.pose.rq_keyframe_insert() == {'FINISHED'}
     assert fcurve_paths(obj) == {('pose.bones["A"]["rq_vector"]', i, "A") for i in range(3)}
     # A keying set it does not know is Blender's own I's.
-    scene.keying_sets_all.active = next(k for k in scene.keying_sets_all
-                                        if k.bl_idname == "Available")
+    scene.keying_sets_all.active = next(
+        k for k in scene.keying_sets_all if k.bl_idname == "Available"
+    )
     assert not bpy.ops.pose.rq_keyframe_insert.poll()
 
 
@@ -142,10 +155,16 @@ def mirrored_matrix(pose_bone) -> np.ndarray:
     return P @ rotation(pose_bone) @ P
 
 
-@pytest.mark.parametrize(("left", "right"), [
-    ("RQ", "RQ"), ("SWING_TWIST", "SWING_TWIST"), ("QUATERNION", "RQ"), ("RQ", "SWING_TWIST"),
-    ("SWING_TWIST", "QUATERNION"),
-])
+@pytest.mark.parametrize(
+    ("left", "right"),
+    [
+        ("RQ", "RQ"),
+        ("SWING_TWIST", "SWING_TWIST"),
+        ("QUATERNION", "RQ"),
+        ("RQ", "SWING_TWIST"),
+        ("SWING_TWIST", "QUATERNION"),
+    ],
+)
 def test_paste_flipped_mirrors_the_rotation_onto_the_flipped_bone(addon, left, right):
     obj = symmetric_rig({"Arm.L": left, "Arm.R": right})
     bones = obj.pose.bones
@@ -156,8 +175,7 @@ def test_paste_flipped_mirrors_the_rotation_onto_the_flipped_bone(addon, left, r
     assert bpy.ops.pose.rq_copy() == {'FINISHED'}
     assert bpy.ops.pose.rq_paste(flipped=True) == {'FINISHED'}
     evaluate(obj)
-    np.testing.assert_allclose(rotation(bones["Arm.R"]), mirrored_matrix(bones["Arm.L"]),
-                               atol=1e-5)
+    np.testing.assert_allclose(rotation(bones["Arm.R"]), mirrored_matrix(bones["Arm.L"]), atol=1e-5)
     if left == right == "RQ":
         assert list(bones["Arm.R"]["rq_vector"]) == pytest.approx([0.4, 1.1, -2.9])
     if left == right == "SWING_TWIST":
@@ -216,8 +234,9 @@ def test_a_copy_made_without_the_addon_leaves_paste_to_blender(addon):
 def test_mirror_follow_and_restore(addon):
     """X-Axis Mirror's helper, as `pose.rq_rotate` uses it while dragging Arm.L."""
     pose_mirror = addon_module("rq_blender.pose_mirror")
-    obj = symmetric_rig({"Arm.L": "SWING_TWIST", "Arm.R": "SWING_TWIST", "Hand.L": "RQ",
-                         "Hand.R": "QUATERNION"})
+    obj = symmetric_rig(
+        {"Arm.L": "SWING_TWIST", "Arm.R": "SWING_TWIST", "Hand.L": "RQ", "Hand.R": "QUATERNION"}
+    )
     bones = obj.pose.bones
     for name in ("Arm.R", "Hand.R"):
         rigs.select(bones[name], False)
@@ -226,8 +245,9 @@ def test_mirror_follow_and_restore(addon):
     found = pose_mirror.mirrors([bones["Arm.L"], bones["Hand.L"]])
     assert [(m.source, m.target) for m in found] == [("Arm.L", "Arm.R"), ("Hand.L", "Hand.R")]
     before = {name: rotation(bones[name]) for name in ("Arm.R", "Hand.R")}
-    pose_mirror.follow(found, bones["Arm.L"], "SWING_TWIST",
-                       {"rq_swing": [0.5, 0.2], "rq_twist": -0.3})
+    pose_mirror.follow(
+        found, bones["Arm.L"], "SWING_TWIST", {"rq_swing": [0.5, 0.2], "rq_twist": -0.3}
+    )
     pose_mirror.follow(found, bones["Hand.L"], "RQ", {"rq_vector": [0.2, 0.7, -0.1]})
     assert list(bones["Arm.R"]["rq_swing"]) == pytest.approx([0.5, -0.2])
     assert bones["Arm.R"]["rq_twist"] == pytest.approx(0.3)
@@ -236,8 +256,9 @@ def test_mirror_follow_and_restore(addon):
     bones["Hand.L"]["rq_vector"] = [0.2, 0.7, -0.1]
     evaluate(obj)
     for name in ("Arm", "Hand"):
-        np.testing.assert_allclose(rotation(bones[f"{name}.R"]),
-                                   mirrored_matrix(bones[f"{name}.L"]), atol=1e-5)
+        np.testing.assert_allclose(
+            rotation(bones[f"{name}.R"]), mirrored_matrix(bones[f"{name}.L"]), atol=1e-5
+        )
     pose_mirror.restore(found)
     evaluate(obj)
     for name, matrix in before.items():
@@ -249,8 +270,9 @@ def test_mirror_respects_the_target_limits(addon):
     obj = symmetric_rig({"Arm.L": "SWING_TWIST", "Arm.R": "SWING_TWIST"})
     bones = obj.pose.bones
     bones["Arm.R"]["rq_twist_limit"] = [-0.1, 0.1]
-    written = pose_mirror.transferred("SWING_TWIST", {"rq_swing": [0.0, 0.0], "rq_twist": -0.5},
-                                      bones["Arm.R"], flip=True)
+    written = pose_mirror.transferred(
+        "SWING_TWIST", {"rq_swing": [0.0, 0.0], "rq_twist": -0.5}, bones["Arm.R"], flip=True
+    )
     assert written == {"rq_swing": [0.0, 0.0], "rq_twist": pytest.approx(0.1)}
     assert math.isclose(written["rq_twist"], 0.1)
 

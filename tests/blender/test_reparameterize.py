@@ -53,8 +53,9 @@ def test_animated_channels_are_left_alone(addon):
 
 def test_swings_within_limits_need_nothing(addon):
     obj = rigs.armature(("S",))
-    ro.addon_module("rq_blender.bone_modes").enter_mode(obj.pose.bones["S"], "SWING_TWIST",
-                                                        ((2.0, -1.0), 0.5))
+    ro.addon_module("rq_blender.bone_modes").enter_mode(
+        obj.pose.bones["S"], "SWING_TWIST", ((2.0, -1.0), 0.5)
+    )
     assert bpy.ops.pose.rq_reparameterize() == {'CANCELLED'}
     np.testing.assert_allclose(list(obj.pose.bones["S"]["rq_swing"]), (2.0, -1.0))
 

@@ -20,8 +20,10 @@ import rigs
 import rigs_operators as ro
 
 # Identifiers that must never reach an animator.
-IDENTIFIERS = re.compile(r"SWING_TWIST|CATMULL_ROM|BSPLINE|QUATERNION|EVERY_FRAME|rq_\w+|quat_\w+"
-                         r"|2\*pi")
+IDENTIFIERS = re.compile(
+    r"SWING_TWIST|CATMULL_ROM|BSPLINE|QUATERNION|EVERY_FRAME|rq_\w+|quat_\w+"
+    r"|2\*pi"
+)
 REPORT = re.compile(r"^(Info|Warning): (.*)$", re.MULTILINE)
 
 
@@ -65,8 +67,10 @@ def test_bake_message_counts(addon):
     assert headline == "Baked 31 bones to XYZ Euler: 995 keys per channel"
     assert "30845" in details[0]  # the sum, in the details only
     assert bake.bake_message("Quaternion", 2, [12, 995])[0].endswith("12 to 995 keys per channel")
-    assert bake.bake_message("Quaternion", 1, [])[0] == \
-        "Baked 1 bone to Quaternion: no animation, current pose kept"
+    assert (
+        bake.bake_message("Quaternion", 1, [])[0]
+        == "Baked 1 bone to Quaternion: no animation, current pose kept"
+    )
 
 
 def test_set_mode_names_the_mode_as_the_menu_does(addon, capsys):
@@ -125,8 +129,10 @@ def test_headlines_fit_the_status_bar_at_their_longest(addon):
     for plan in plans:
         plan.tracks, plan.limited_keys, plan.widened = [None], 9, True
     rng = np.random.default_rng(0)
-    result = {"max_angle_to_rq": {k: 0.4 for k in compare.CURVE_LABELS},
-              "angular_speed": {k: rng.random(5) for k in compare.CURVE_LABELS}}
+    result = {
+        "max_angle_to_rq": {k: 0.4 for k in compare.CURVE_LABELS},
+        "angular_speed": {k: rng.random(5) for k in compare.CURVE_LABELS},
+    }
     headlines = [
         set_mode.set_mode_message("Swing/Twist", plans)[0],
         spline.interpolate_message("Automatic Bezier", 120, 120, 9999, 999, 99, 0.1, names)[0],
@@ -148,15 +154,26 @@ def test_names_stay_short_in_headlines(addon):
 
 
 def test_comparison_image_has_axes_legend_and_is_kept(addon, capsys):
-    obj = ro.rq_rig({"A": [(1.0, (0.0, 0.0, 0.0)), (5.0, (0.5, 0.8, 0.2)),
-                           (9.0, (1.2, 0.3, -0.4)), (13.0, (0.6, -0.5, 0.9)),
-                           (17.5, (0.1, 0.2, 1.4))]})
+    obj = ro.rq_rig(
+        {
+            "A": [
+                (1.0, (0.0, 0.0, 0.0)),
+                (5.0, (0.5, 0.8, 0.2)),
+                (9.0, (1.2, 0.3, -0.4)),
+                (13.0, (0.6, -0.5, 0.9)),
+                (17.5, (0.1, 0.2, 1.4)),
+            ]
+        }
+    )
     obj.data.bones.active = obj.data.bones["A"]
     capsys.readouterr()
     assert bpy.ops.pose.rq_compare_interpolation(samples=200) == {'FINISHED'}
     headline = _headline(capsys)
-    assert re.fullmatch(r"A: up to [0-9.]+° from the RQ spline \((Slerp|Squad|Quaternion "
-                        r"Linear|Quaternion Bezier)\)", headline), headline
+    assert re.fullmatch(
+        r"A: up to [0-9.]+° from the RQ spline \((Slerp|Squad|Quaternion "
+        r"Linear|Quaternion Bezier)\)",
+        headline,
+    ), headline
     image = bpy.data.images["RQ Interpolation Comparison"]
     assert image.use_fake_user and image.packed_file is not None and not image.is_dirty
     width, height = image.size
@@ -165,7 +182,7 @@ def test_comparison_image_has_axes_legend_and_is_kept(addon, capsys):
     rgb = pixels.reshape(height, width, 4)[..., :3]
     comparison = ro.addon_module("rq_blender.comparison_image")
     compare = ro.addon_module("operators.compare")
-    for style in comparison.STYLES[:len(compare.CURVE_LABELS)]:
+    for style in comparison.STYLES[: len(compare.CURVE_LABELS)]:
         hits = np.all(np.abs(rgb - np.array(style.color[:3])) < 0.6 / 255, axis=-1)
         # The legend's sample line alone is 33 pixels long.
         assert hits.sum() > 33 * style.width, style
@@ -178,10 +195,15 @@ def test_comparison_image_has_axes_legend_and_is_kept(addon, capsys):
         image.save_render(str(pathlib.Path(shots) / "comparison.png"))
 
 
-@pytest.mark.parametrize(("low", "high", "expected"), [
-    (0.0, 1.0, [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]), (1.0, 17.5, [5.0, 10.0, 15.0]),
-    (0.0, 43.0, [0.0, 10.0, 20.0, 30.0, 40.0]), (0.0, 2.4, [0.0, 0.5, 1.0, 1.5, 2.0]),
-])
+@pytest.mark.parametrize(
+    ("low", "high", "expected"),
+    [
+        (0.0, 1.0, [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]),
+        (1.0, 17.5, [5.0, 10.0, 15.0]),
+        (0.0, 43.0, [0.0, 10.0, 20.0, 30.0, 40.0]),
+        (0.0, 2.4, [0.0, 0.5, 1.0, 1.5, 2.0]),
+    ],
+)
 def test_nice_ticks(addon, low, high, expected):
     comparison = ro.addon_module("rq_blender.comparison_image")
     ticks, _ = comparison.nice_ticks(low, high, 5)

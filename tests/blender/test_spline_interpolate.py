@@ -53,8 +53,12 @@ def test_curves_follow_the_core_spline_across_shells_and_spins(addon, rq, kind):
 
 
 def test_plain_segments_need_no_extra_keys(addon, rq):
-    keys = [(1.0, (0.1, 0.2, 0.3)), (8.0, (0.5, -0.2, 0.9)), (15.0, (1.0, 0.4, -0.3)),
-            (22.0, (0.2, 0.1, 0.0))]
+    keys = [
+        (1.0, (0.1, 0.2, 0.3)),
+        (8.0, (0.5, -0.2, 0.9)),
+        (15.0, (1.0, 0.4, -0.3)),
+        (22.0, (0.2, 0.1, 0.0)),
+    ]
     obj = ro.rq_rig({"A": keys})
     assert bpy.ops.pose.rq_spline_interpolate() == {'FINISHED'}
     times, values = _keys_of(obj, "A")
@@ -98,8 +102,11 @@ def _random_axes_on_the_shell():
     return list(zip(1.0 + 5.0 * np.arange(12), vectors, strict=True))
 
 
-@pytest.mark.parametrize("keys", [ro.shell_keys(), _random_axes_on_the_shell()],
-                         ids=["shell-keys", "random-axes-on-the-shell"])
+@pytest.mark.parametrize(
+    "keys",
+    [ro.shell_keys(), _random_axes_on_the_shell()],
+    ids=["shell-keys", "random-axes-on-the-shell"],
+)
 def test_fast_turns_at_the_shell_are_followed_or_reported_honestly(addon, rq, capsys, keys):
     # The axis turns at up to 20 radians per frame next to the identity on the shell: a held
     # jump stands still for 0.0101 frames, and one continuous chart swings along the shell.
@@ -124,9 +131,15 @@ def test_single_key_cancels(addon):
 
 def test_convert_native_animation_in_the_same_step(addon, rq):
     obj = rigs.armature(("Q",))
-    rigs.key_rotation(obj.pose.bones["Q"], "QUATERNION", [
-        (1, (1, 0, 0, 0)), (10, (0.7, 0.7, 0.1, 0.0)), (20, (0.0, 0.6, 0.8, 0.0)),
-    ])
+    rigs.key_rotation(
+        obj.pose.bones["Q"],
+        "QUATERNION",
+        [
+            (1, (1, 0, 0, 0)),
+            (10, (0.7, 0.7, 0.1, 0.0)),
+            (20, (0.0, 0.6, 0.8, 0.0)),
+        ],
+    )
     before = rigs.pose_matrices(obj, [1.0, 10.0, 20.0])
     assert bpy.ops.pose.rq_spline_interpolate(convert_native=True) == {'FINISHED'}
     assert not any("rotation_quaternion" in p for p, _ in ro.fcurve_map(obj))
@@ -146,12 +159,23 @@ def test_action_in_nla_strip(addon, rq):
 
 def test_convert_native_leaves_swing_twist_bones_in_their_mode(addon):
     obj = rigs.armature(("Q", "S"))
-    rigs.key_rotation(obj.pose.bones["Q"], "QUATERNION", [
-        (1, (1, 0, 0, 0)), (10, (0.7, 0.7, 0.1, 0.0)), (20, (0.0, 0.6, 0.8, 0.0)),
-    ])
-    ro.key_swing_twist(obj.pose.bones["S"], [
-        (1, (0.1, 0.2), 0.3), (10, (0.4, 0.1), 0.2), (20, (0.2, 0.5), -0.1),
-    ])
+    rigs.key_rotation(
+        obj.pose.bones["Q"],
+        "QUATERNION",
+        [
+            (1, (1, 0, 0, 0)),
+            (10, (0.7, 0.7, 0.1, 0.0)),
+            (20, (0.0, 0.6, 0.8, 0.0)),
+        ],
+    )
+    ro.key_swing_twist(
+        obj.pose.bones["S"],
+        [
+            (1, (0.1, 0.2), 0.3),
+            (10, (0.4, 0.1), 0.2),
+            (20, (0.2, 0.5), -0.1),
+        ],
+    )
     for pose_bone in obj.pose.bones:
         rigs.select(pose_bone, True)
     assert bpy.ops.pose.rq_spline_interpolate(convert_native=True) == {'FINISHED'}
@@ -212,8 +236,9 @@ def test_swing_and_twist_channels(addon, rq, kind):
     assert angle.max() <= TOLERANCE * 1.05 + 1e-5, math.degrees(angle.max())
     # twist: the scalar cubic of the same kind, exactly (no charts for an angle)
     twist_keys = np.array([(w, 0.0, 0.0) for w in twists], dtype=np.float32).astype(np.float64)
-    scalar = rq.rq_spline(times, twist_keys, core_kind, max_extent=math.inf,
-                          reparameterize_segments=False)
+    scalar = rq.rq_spline(
+        times, twist_keys, core_kind, max_extent=math.inf, reparameterize_segments=False
+    )
     twist = [curves[(TWIST_PATH.format("S"), 0)].evaluate(float(f)) for f in t]
     np.testing.assert_allclose(twist, scalar.evaluate(t)[:, 0], atol=1e-5)
     if kind == "CATMULL_ROM":
@@ -232,8 +257,7 @@ def _written(obj, path, size):
     keys = [ro.key_values(c) for c in cols]
     for other in keys[1:]:
         np.testing.assert_array_equal(other[:, 0], keys[0][:, 0])
-    constant = [np.array([p.interpolation == 'CONSTANT' for p in c.keyframe_points])
-                for c in cols]
+    constant = [np.array([p.interpolation == 'CONSTANT' for p in c.keyframe_points]) for c in cols]
     for other in constant[1:]:
         np.testing.assert_array_equal(other, constant[0])
     return keys[0][:, 0], np.stack([k[:, 1] for k in keys], axis=1), constant[0]
@@ -250,8 +274,9 @@ def _dense_deviation(rq, obj, path, size, spline, planar=False):
     cols = [curves[(path, i)] for i in range(size)]
     times, _, constant = _written(obj, path, size)
     near = (times[:, None] + np.arange(-0.03, 0.0301, 0.0005)).ravel()
-    t = np.concatenate([np.linspace(times[0], times[-1], int(50 * (times[-1] - times[0])) + 1),
-                        near])
+    t = np.concatenate(
+        [np.linspace(times[0], times[-1], int(50 * (times[-1] - times[0])) + 1), near]
+    )
     t = np.unique(t[(t >= times[0]) & (t <= times[-1])].astype(np.float32)).astype(np.float64)
 
     def as_vectors(values):
@@ -259,8 +284,9 @@ def _dense_deviation(rq, obj, path, size, spline, planar=False):
             return np.stack([values[:, 0], np.zeros(len(values)), values[:, 1]], axis=1)
         return values
 
-    fitted = as_vectors(np.stack(
-        [fcurve_math.evaluate(animdata.read_keys(c), t) for c in cols], axis=1))
+    fitted = as_vectors(
+        np.stack([fcurve_math.evaluate(animdata.read_keys(c), t) for c in cols], axis=1)
+    )
     angle = rq.quat_angle_between(rq.rq_to_quat(fitted), spline.evaluate_quat(t))
     jumps = times[:-1][constant[:-1]]
     subset = np.zeros(len(t), dtype=bool)
@@ -269,8 +295,7 @@ def _dense_deviation(rq, obj, path, size, spline, planar=False):
         subset |= np.abs(t[:, None] - jumps[None, :]).min(axis=1) <= 0.03
     native = as_vectors(np.array([[c.evaluate(float(x)) for c in cols] for x in t[subset]]))
     np.testing.assert_allclose(native, fitted[subset], atol=2e-5 * max(1.0, np.abs(fitted).max()))
-    blender_angle = rq.quat_angle_between(rq.rq_to_quat(native),
-                                          spline.evaluate_quat(t[subset]))
+    blender_angle = rq.quat_angle_between(rq.rq_to_quat(native), spline.evaluate_quat(t[subset]))
     return max(angle.max(), blender_angle.max())
 
 
@@ -284,8 +309,9 @@ def _walk(rng, n, step, start):
     return start + np.cumsum(rng.normal(0.0, step, (n, 3)), axis=0)
 
 
-@pytest.mark.parametrize(("kind", "seed"), [("CATMULL_ROM", 3), ("CATMULL_ROM", 11),
-                                            ("BSPLINE", 5), ("BEZIER", 8)])
+@pytest.mark.parametrize(
+    ("kind", "seed"), [("CATMULL_ROM", 3), ("CATMULL_ROM", 11), ("BSPLINE", 5), ("BEZIER", 8)]
+)
 def test_random_walks_through_the_shells_follow_the_spline(addon, rq, capsys, kind, seed):
     # Walks around the 2 pi shell, keyed every 4 frames: charts change often, most of them
     # as held jumps, some where the bone turns fast (lifted into the keys' chart).
@@ -293,8 +319,7 @@ def test_random_walks_through_the_shells_follow_the_spline(addon, rq, capsys, ki
     axis = np.array([0.3, -0.5, 0.8]) / np.linalg.norm([0.3, -0.5, 0.8])
     frames = 1.0 + 4.0 * np.arange(30)
     walks = {f"W{i}": _walk(rng, len(frames), 0.7, 2.0 * math.pi * axis) for i in range(4)}
-    obj = ro.rq_rig({name: list(zip(frames, walk, strict=True))
-                     for name, walk in walks.items()})
+    obj = ro.rq_rig({name: list(zip(frames, walk, strict=True)) for name, walk in walks.items()})
     stored = {name: _keys_of(obj, name) for name in walks}  # float32, as Blender keeps them
     assert bpy.ops.pose.rq_spline_interpolate(kind=kind, tolerance=TOLERANCE) == {'FINISHED'}
     out = capsys.readouterr().out
@@ -323,8 +348,9 @@ def test_held_jumps_are_constant_keys_a_hundredth_of_a_frame_before_the_change(a
     # The two keys of a jump: nearly the same rotation, RQ values in different charts.
     angle = rq.quat_angle_between(rq.rq_to_quat(vectors[held]), rq.rq_to_quat(vectors[held + 1]))
     assert angle.max() < 0.01
-    shells = np.abs(np.linalg.norm(vectors[held], axis=1)
-                    - np.linalg.norm(vectors[held + 1], axis=1))
+    shells = np.abs(
+        np.linalg.norm(vectors[held], axis=1) - np.linalg.norm(vectors[held + 1], axis=1)
+    )
     assert shells.min() > 2.0
     spline = rq.rq_spline(times, values, "catmull_rom")
     assert _dense_deviation(rq, obj, RQ_PATH.format("A"), 3, spline) <= TOLERANCE * 1.05 + 1e-5
@@ -350,8 +376,9 @@ def test_many_revolutions_with_a_wobbling_axis(addon, rq, capsys):
     # Twelve turns in 60 frames (fast through every shell: lifted, not held) with an axis
     # that wobbles, then slowly back through the shells (held jumps).
     frames = np.concatenate([1.0 + 3.0 * np.arange(21), 61.0 + 8.0 * np.arange(1, 12)])
-    angle = np.concatenate([np.linspace(0.3, 24.0 * math.pi, 21),
-                            np.linspace(24.0 * math.pi, 20.0 * math.pi, 12)[1:]])
+    angle = np.concatenate(
+        [np.linspace(0.3, 24.0 * math.pi, 21), np.linspace(24.0 * math.pi, 20.0 * math.pi, 12)[1:]]
+    )
     phase = 0.3 * np.arange(len(frames))
     axis = np.stack([0.3 * np.cos(phase), 0.3 * np.sin(phase), np.ones(len(frames))], axis=1)
     axis /= np.linalg.norm(axis, axis=1, keepdims=True)
@@ -370,11 +397,13 @@ def test_swing_through_the_shell_jumps_on_both_channels(addon, rq, capsys):
     phase = 0.45 * np.arange(12)
     swings = np.stack([radius * np.cos(phase), radius * np.sin(phase)], axis=1)
     obj = rigs.armature(("S",))
-    ro.key_swing_twist(obj.pose.bones["S"], [(f, tuple(s), 0.0)
-                                             for f, s in zip(frames, swings, strict=True)])
+    ro.key_swing_twist(
+        obj.pose.bones["S"], [(f, tuple(s), 0.0) for f, s in zip(frames, swings, strict=True)]
+    )
     curves = ro.fcurve_map(obj)
-    stored = np.stack([ro.key_values(curves[(SWING_PATH.format("S"), i)])[:, 1]
-                       for i in range(2)], axis=1)
+    stored = np.stack(
+        [ro.key_values(curves[(SWING_PATH.format("S"), i)])[:, 1] for i in range(2)], axis=1
+    )
     assert bpy.ops.pose.rq_spline_interpolate(tolerance=TOLERANCE) == {'FINISHED'}
     out = capsys.readouterr().out
     assert _jumps_reported(out) > 0

@@ -31,8 +31,7 @@ def rna(struct: Any, depth: int = 0) -> Any:
         if prop.type == 'POINTER':
             out[name] = ("…", getattr(value, "name", None)) if depth >= 3 else rna(value, depth + 1)
         elif prop.type == 'COLLECTION':
-            out[name] = (len(value) if depth >= 3
-                         else [rna(item, depth + 1) for item in value])
+            out[name] = len(value) if depth >= 3 else [rna(item, depth + 1) for item in value]
         elif hasattr(value, "__len__") and not isinstance(value, str):
             out[name] = tuple(value)
         else:
@@ -80,7 +79,8 @@ def _action(action: bpy.types.Action) -> dict:
         for strip in layer.strips:
             for bag in strip.channelbags:
                 bags[(layer.name, bag.slot.identifier)] = {
-                    "groups": [g.name for g in bag.groups], "fcurves": _curves(bag.fcurves),
+                    "groups": [g.name for g in bag.groups],
+                    "fcurves": _curves(bag.fcurves),
                 }
     return {"slots": [s.identifier for s in action.slots], "channelbags": bags}
 
@@ -92,9 +92,9 @@ def whole_state(obj: bpy.types.Object) -> dict:
         "bones": {pb.name: _bone(pb) for pb in obj.pose.bones},
         "actions": {a.name: _action(a) for a in bpy.data.actions},
         "drivers": None if anim is None else _curves(anim.drivers),
-        "drivers_valid": None if anim is None else {
-            (fc.data_path, fc.array_index): fc.driver.is_valid for fc in anim.drivers
-        },
+        "drivers_valid": None
+        if anim is None
+        else {(fc.data_path, fc.array_index): fc.driver.is_valid for fc in anim.drivers},
     }
 
 
@@ -109,6 +109,9 @@ def differences(before: dict, after: dict, path: str = "") -> list[str]:
                 found += differences(before[key], after[key], f"{path}/{key!r}")
         return found
     if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
-        return [d for i, (b, a) in enumerate(zip(before, after, strict=True))
-                for d in differences(b, a, f"{path}[{i}]")]
+        return [
+            d
+            for i, (b, a) in enumerate(zip(before, after, strict=True))
+            for d in differences(b, a, f"{path}[{i}]")
+        ]
     return [] if before == after else [f"{path}: {before!r} -> {after!r}"]

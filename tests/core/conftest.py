@@ -24,8 +24,25 @@ def random_unit(rng, n):
 
 #: magnitudes covering every region of the conversions: 0, tiny, pi, the shells, far out
 REGION_ANGLES = np.array(
-    [0.0, 1e-300, 1e-12, 1e-6, 1e-3, 0.01, 0.5, math.pi - 1e-9, math.pi, math.pi + 1e-9,
-     3.0, TWO_PI - 1e-6, TWO_PI - 1e-12, TWO_PI + 1e-9, 10.0, 50.0, 100 * math.pi]
+    [
+        0.0,
+        1e-300,
+        1e-12,
+        1e-6,
+        1e-3,
+        0.01,
+        0.5,
+        math.pi - 1e-9,
+        math.pi,
+        math.pi + 1e-9,
+        3.0,
+        TWO_PI - 1e-6,
+        TWO_PI - 1e-12,
+        TWO_PI + 1e-9,
+        10.0,
+        50.0,
+        100 * math.pi,
+    ]
 )
 
 

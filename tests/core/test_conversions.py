@@ -30,8 +30,12 @@ def test_import_has_no_bpy_or_scipy():
         "bad = [m for m in ('bpy', 'mathutils', 'scipy') if m in sys.modules]; "
         "print(bad); sys.exit(1 if bad else 0)"
     )
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         cwd=str(__import__("pathlib").Path(rq.__file__).parents[1]))
+    res = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=str(__import__("pathlib").Path(rq.__file__).parents[1]),
+    )
     assert res.returncode == 0, res.stdout + res.stderr
 
 
@@ -200,8 +204,7 @@ def test_normalize_and_conjugate(rng):
     n = rq.quat_normalize(q)
     np.testing.assert_array_equal(c[:, 0], n[:, 0])
     np.testing.assert_array_equal(c[:, 1:], -n[:, 1:])
-    np.testing.assert_allclose(rq.quat_multiply(q, c), np.tile([1.0, 0, 0, 0], (20, 1)),
-                               atol=1e-15)
+    np.testing.assert_allclose(rq.quat_multiply(q, c), np.tile([1.0, 0, 0, 0], (20, 1)), atol=1e-15)
     with pytest.raises(ValueError, match="zero quaternion"):
         rq.quat_normalize([0.0, 0, 0, 0])
 
@@ -240,10 +243,14 @@ def test_euler_to_quat_is_the_product_of_axis_quaternions(order, rng):
     # The closed form against its definition q_C * q_B * q_A (order 'ABC'), on small, large,
     # grid (multiples of pi/4, where tan(e/4) is at its extremes) and tiny angles; stacks of
     # any shape, a single triple, and an empty stack.
-    e = np.concatenate([
-        rng.uniform(-7, 7, (3000, 3)), rng.uniform(-1e3, 1e3, (1000, 3)),
-        math.pi / 4 * rng.integers(-16, 17, (500, 3)), rng.normal(0, 1e-8, (100, 3)),
-    ])
+    e = np.concatenate(
+        [
+            rng.uniform(-7, 7, (3000, 3)),
+            rng.uniform(-1e3, 1e3, (1000, 3)),
+            math.pi / 4 * rng.integers(-16, 17, (500, 3)),
+            rng.normal(0, 1e-8, (100, 3)),
+        ]
+    )
 
     def axis_quat(angles, axis):
         q = np.zeros(angles.shape + (4,))
@@ -275,8 +282,9 @@ def test_axis_angle_conversions(rng):
     axis = rng.normal(size=(100, 3))
     angle = rng.uniform(-7, 7, 100)
     q = rq.axis_angle_to_quat(axis, angle)
-    ref = Rotation.from_rotvec(axis / np.linalg.norm(axis, axis=1, keepdims=True)
-                               * angle[:, None]).as_quat(scalar_first=True)
+    ref = Rotation.from_rotvec(
+        axis / np.linalg.norm(axis, axis=1, keepdims=True) * angle[:, None]
+    ).as_quat(scalar_first=True)
     assert np.abs(q - ref).max() < TOL
     ax2, an2 = rq.quat_to_axis_angle(q)
     assert np.abs(rq.axis_angle_to_quat(ax2, an2) - q).max() < TOL

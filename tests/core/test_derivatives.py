@@ -14,9 +14,20 @@ def central(f, v, h):
 
 def jac_points(rng):
     u = random_unit(rng, 6)
-    mags = [0.0, 1e-12, 1e-6, 1e-3, rq.SMALL_ANGLE_DERIVATIVES * (1 - 1e-12),
-            rq.SMALL_ANGLE_DERIVATIVES * (1 + 1e-12), 0.7, math.pi, 4.0, TWO_PI - 0.05,
-            TWO_PI + 0.05, 20.0]
+    mags = [
+        0.0,
+        1e-12,
+        1e-6,
+        1e-3,
+        rq.SMALL_ANGLE_DERIVATIVES * (1 - 1e-12),
+        rq.SMALL_ANGLE_DERIVATIVES * (1 + 1e-12),
+        0.7,
+        math.pi,
+        4.0,
+        TWO_PI - 0.05,
+        TWO_PI + 0.05,
+        20.0,
+    ]
     return np.concatenate([m * u for m in mags])
 
 
@@ -70,8 +81,9 @@ def test_swing_jacobians(rng):
         num_q = (st(sw + e, 0.0) - st(sw - e, 0.0)) / (2 * h)
         assert np.abs(rq.swing_quat_jacobian(sw)[..., k] - num_q).max() < 1e-8
         mk = rq.quat_to_matrix
-        num_m = (mk(rq.swing_twist_to_quat(sw + e, 0.0))
-                 - mk(rq.swing_twist_to_quat(sw - e, 0.0))) / (2 * h)
+        num_m = (
+            mk(rq.swing_twist_to_quat(sw + e, 0.0)) - mk(rq.swing_twist_to_quat(sw - e, 0.0))
+        ) / (2 * h)
         assert np.abs(rq.swing_matrix_jacobian(sw)[:, k] - num_m).max() < 1e-8
 
 

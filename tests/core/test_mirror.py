@@ -18,8 +18,7 @@ def reflected(matrices):
 def test_rq_mirror_is_the_reflected_rotation(rng):
     v = rng.normal(size=(200, 3)) * 2.5  # past pi and 2 pi too
     mirrored = rq.mirror_rq(v)
-    np.testing.assert_allclose(rq.rq_to_matrix(mirrored), reflected(rq.rq_to_matrix(v)),
-                               atol=1e-12)
+    np.testing.assert_allclose(rq.rq_to_matrix(mirrored), reflected(rq.rq_to_matrix(v)), atol=1e-12)
     np.testing.assert_allclose(np.linalg.norm(mirrored, axis=-1), np.linalg.norm(v, axis=-1))
     np.testing.assert_array_equal(rq.mirror_rq(mirrored), v)
 
@@ -39,8 +38,9 @@ def test_swing_twist_mirror_is_the_reflected_rotation(rng):
 
 def test_quat_mirror_is_the_reflected_rotation(rng):
     q = rng.normal(size=(100, 4))
-    np.testing.assert_allclose(rq.quat_to_matrix(rq.mirror_quat(q)),
-                               reflected(rq.quat_to_matrix(q)), atol=1e-12)
+    np.testing.assert_allclose(
+        rq.quat_to_matrix(rq.mirror_quat(q)), reflected(rq.quat_to_matrix(q)), atol=1e-12
+    )
 
 
 def test_twist_limit_mirrors_to_the_negated_range():
@@ -58,8 +58,9 @@ def test_the_mirrored_range_limits_the_mirrored_twist_as_the_range_limits_the_tw
     lo, hi = rng.uniform(-3.0, 3.0, size=(2, 400))
     t = rng.uniform(-4.0, 4.0, size=400)
     mirrored = rq.mirror_twist_limit(lo, hi)
-    np.testing.assert_allclose(rq.clamp_twist(-t, *mirrored), -rq.clamp_twist(t, lo, hi),
-                               atol=1e-15)
+    np.testing.assert_allclose(
+        rq.clamp_twist(-t, *mirrored), -rq.clamp_twist(t, lo, hi), atol=1e-15
+    )
     np.testing.assert_allclose(rq.mirror_twist_limit(*mirrored), (lo, hi), atol=1e-12)
     assert (lo > hi).sum() > 100  # inverted ranges were among them
 

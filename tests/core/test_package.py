@@ -27,10 +27,20 @@ def test_docstring_examples_run_as_written(name):
 
 
 def test_the_public_entry_points_have_examples():
-    documented = [name for name in ("rq_to_quat", "quat_to_rq", "reparameterize",
-                                    "swing_twist_to_quat", "quat_to_swing_twist",
-                                    "quat_multiply", "euler_to_quat", "rq_spline")
-                  if ">>> " in (getattr(rq_rotation, name).__doc__ or "")]
+    documented = [
+        name
+        for name in (
+            "rq_to_quat",
+            "quat_to_rq",
+            "reparameterize",
+            "swing_twist_to_quat",
+            "quat_to_swing_twist",
+            "quat_multiply",
+            "euler_to_quat",
+            "rq_spline",
+        )
+        if ">>> " in (getattr(rq_rotation, name).__doc__ or "")
+    ]
     assert len(documented) == 8, documented
 
 
@@ -43,13 +53,26 @@ def test_pip_install_from_a_checkout_gives_the_core_alone(tmp_path):
     source.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO / name, source)
-    shutil.copytree(REPO / "rq_rotation", source / "rq_rotation",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        REPO / "rq_rotation", source / "rq_rotation", ignore=shutil.ignore_patterns("__pycache__")
+    )
     target = tmp_path / "site"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-         "--no-deps", "--target", str(target), str(source)],
-        check=True, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-deps",
+            "--target",
+            str(target),
+            str(source),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
     )
     installed = sorted(p.name for p in target.iterdir())
     packages = [name for name in installed if not name.endswith(".dist-info")]
@@ -59,12 +82,18 @@ def test_pip_install_from_a_checkout_gives_the_core_alone(tmp_path):
     requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
     assert requires == ["Requires-Dist: numpy>=1.26"], requires
     probe = subprocess.run(
-        [sys.executable, "-c",
-         "import sys, rq_rotation\n"
-         "print(rq_rotation.__file__)\n"
-         "print(sorted(m for m in ('bpy', 'mathutils', 'scipy') if m in sys.modules))\n"
-         "print(rq_rotation.rq_to_quat([0.0, 0.0, 0.0]).tolist())"],
-        cwd=tmp_path, env={"PYTHONPATH": str(target)}, check=True, capture_output=True,
+        [
+            sys.executable,
+            "-c",
+            "import sys, rq_rotation\n"
+            "print(rq_rotation.__file__)\n"
+            "print(sorted(m for m in ('bpy', 'mathutils', 'scipy') if m in sys.modules))\n"
+            "print(rq_rotation.rq_to_quat([0.0, 0.0, 0.0]).tolist())",
+        ],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(target)},
+        check=True,
+        capture_output=True,
         text=True,
     )
     location, imported, identity = probe.stdout.splitlines()

@@ -27,8 +27,13 @@ def test_reparameterize(rng):
 
 def test_shell_distance():
     u = np.array([0.0, 0.0, 1.0])
-    for mag, dist in [(0.0, TWO_PI), (1.0, TWO_PI - 1), (TWO_PI, 0.0), (7.0, 7.0 - TWO_PI),
-                      (3 * math.pi + 0.1, 2 * TWO_PI - 3 * math.pi - 0.1)]:
+    for mag, dist in [
+        (0.0, TWO_PI),
+        (1.0, TWO_PI - 1),
+        (TWO_PI, 0.0),
+        (7.0, 7.0 - TWO_PI),
+        (3 * math.pi + 0.1, 2 * TWO_PI - 3 * math.pi - 0.1),
+    ]:
         assert rq.shell_distance(mag * u) == pytest.approx(dist, abs=1e-15)
     v = np.array([0.0, 3.0, 3.2, 7.0, 3 * math.pi + 0.1, 100 * math.pi])[:, None] * u
     np.testing.assert_array_equal(rq.shell_index(v), [0, 0, 1, 1, 2, 50])
@@ -36,7 +41,8 @@ def test_shell_distance():
 
 
 quats = st.lists(st.floats(-1, 1), min_size=4, max_size=4).filter(
-    lambda q: np.linalg.norm(q) > 1e-3)
+    lambda q: np.linalg.norm(q) > 1e-3
+)
 
 
 @given(quats)
@@ -157,11 +163,14 @@ def test_negative_semi_axes_act_as_zero_in_every_ellipse_function():
             za, zb = max(a, 0.0), max(b, 0.0)
             np.testing.assert_array_equal(
                 rq.scale_swing_into_ellipse(swings, a, b),
-                rq.scale_swing_into_ellipse(swings, za, zb))
+                rq.scale_swing_into_ellipse(swings, za, zb),
+            )
             np.testing.assert_array_equal(
-                rq.clamp_swing_ellipse(swings, a, b), rq.clamp_swing_ellipse(swings, za, zb))
+                rq.clamp_swing_ellipse(swings, a, b), rq.clamp_swing_ellipse(swings, za, zb)
+            )
             np.testing.assert_array_equal(
-                rq.swing_in_ellipse(swings, a, b), rq.swing_in_ellipse(swings, za, zb))
+                rq.swing_in_ellipse(swings, a, b), rq.swing_in_ellipse(swings, za, zb)
+            )
     # a hinge: the held coordinate is 0 whatever the swing
     assert np.all(rq.clamp_swing_ellipse(swings, -1.0, 1.0)[:, 0] == 0.0)
     assert np.all(rq.scale_swing_into_ellipse(swings, 1.0, -1.0)[:, 1] == 0.0)
@@ -174,11 +183,11 @@ def test_inverted_twist_range_holds_the_twist_at_its_first_value():
     # T(t, l, h) = min(max(t, l), max(l, h)); the usual clamp when l <= h
     rng = np.random.default_rng(4)
     t, lo, hi = rng.uniform(-5.0, 5.0, (3, 1000))
-    np.testing.assert_array_equal(rq.clamp_twist(t, lo, hi),
-                                  np.minimum(np.maximum(t, lo), np.maximum(lo, hi)))
+    np.testing.assert_array_equal(
+        rq.clamp_twist(t, lo, hi), np.minimum(np.maximum(t, lo), np.maximum(lo, hi))
+    )
     ordered = lo <= hi
-    np.testing.assert_array_equal(rq.clamp_twist(t, lo, hi)[ordered],
-                                  np.clip(t, lo, hi)[ordered])
+    np.testing.assert_array_equal(rq.clamp_twist(t, lo, hi)[ordered], np.clip(t, lo, hi)[ordered])
 
 
 def test_clamp_twist_is_continuous_in_the_limits():
@@ -210,8 +219,10 @@ def test_effective_limits():
         (lambda: rq.clamp_twist(0.5, 0.0, math.inf), "hi contains NaN"),
         (lambda: rq.clamp_swing_ellipse([1.0, 1.0], math.nan, 1.0), "a contains NaN"),
         (lambda: rq.swing_in_ellipse([1.0, 1.0], 1.0, 1.0, tol=math.nan), "tol contains NaN"),
-        (lambda: rq.quat_to_swing_twist([1.0, 0, 0, 0], near=([0.0, 0.0, 0.0], 0.0)),
-         r"near swing must have shape \(\.\.\., 2\)"),
+        (
+            lambda: rq.quat_to_swing_twist([1.0, 0, 0, 0], near=([0.0, 0.0, 0.0], 0.0)),
+            r"near swing must have shape \(\.\.\., 2\)",
+        ),
         (lambda: rq.swing_twist_to_quat([0.0, 0.0], [math.nan]), "twist contains NaN"),
     ],
 )
@@ -222,8 +233,10 @@ def test_limits_bad_input(call, match):
 
 def test_swing_twist_of_a_single_quaternion_is_a_single_pair_with_or_without_near():
     q = rq.rq_to_quat([0.1, 0.2, 0.3])
-    for swing, twist in (rq.quat_to_swing_twist(q),
-                         rq.quat_to_swing_twist(q, near=([0.0, 0.0], 0.0))):
+    for swing, twist in (
+        rq.quat_to_swing_twist(q),
+        rq.quat_to_swing_twist(q, near=([0.0, 0.0], 0.0)),
+    ):
         assert swing.shape == (2,)
         assert np.ndim(twist) == 0 and isinstance(twist, np.floating)
     swings, twists = rq.quat_to_swing_twist(np.stack([q, q]))

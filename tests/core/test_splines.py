@@ -84,18 +84,17 @@ def test_pieces_away_from_the_shells_keep_the_keys_chart(keys):
     plain = rq.bezier_control_points(TIMES, far, "catmull_rom")
     np.testing.assert_array_equal(sp.control_points, plain)
     # the old behaviour, every piece in the chart nearest the origin, is margin pi
-    assert np.all(rq.rq_spline(TIMES, far, "catmull_rom", reparameterize_margin=math.pi)
-                  .charts == 2)
+    assert np.all(
+        rq.rq_spline(TIMES, far, "catmull_rom", reparameterize_margin=math.pi).charts == 2
+    )
 
 
 def test_hermite_angular_velocities():
     keys = np.array([[0.0, 0, 0], [0.4, 0.2, 0.1], [1.0, -0.3, 0.5]])
     omega = np.array([[0.0, 1.0, 0.0], [0.5, 0.0, 0.2], [0.1, 0.1, 0.1]])
     for frame in ("world", "local"):
-        sp = rq.rq_spline([0.0, 1.0, 2.0], keys, "hermite", angular_velocities=omega,
-                          frame=frame)
-        np.testing.assert_allclose(sp.angular_velocity([0.0, 1.0, 2.0], frame), omega,
-                                   atol=1e-12)
+        sp = rq.rq_spline([0.0, 1.0, 2.0], keys, "hermite", angular_velocities=omega, frame=frame)
+        np.testing.assert_allclose(sp.angular_velocity([0.0, 1.0, 2.0], frame), omega, atol=1e-12)
 
 
 def test_multi_revolution_hidden_keys_and_charts():
@@ -118,9 +117,11 @@ def test_multi_revolution_hidden_keys_and_charts():
     # the rotation path is the same as the unsplit global curve (fixed-axis part: exact)
     sp1 = rq.rq_spline([0.0, 1.0], keys[:2], "catmull_rom")
     tt = np.linspace(0, 1, 77)
-    q_global = rq.rq_to_quat(rq.rq_spline([0.0, 1.0], keys[:2], "catmull_rom",
-                                          max_extent=1e9, reparameterize_segments=False)
-                             .evaluate(tt))
+    q_global = rq.rq_to_quat(
+        rq.rq_spline(
+            [0.0, 1.0], keys[:2], "catmull_rom", max_extent=1e9, reparameterize_segments=False
+        ).evaluate(tt)
+    )
     assert rq.quat_angle_between(sp1.evaluate_quat(tt), q_global).max() < 1e-12
 
 
@@ -135,12 +136,14 @@ def _figure2_with_scipy(samples=200):
     worst = 0.0
     for i in range(4):
         ctrl = [np.array(p[i]), p[i] + m[i] / 3, p[i + 1] - m[i + 1] / 3, np.array(p[i + 1])]
-        bern = [(1 - u) ** 3, 3 * u * (1 - u) ** 2, 3 * u ** 2 * (1 - u), u ** 3]
+        bern = [(1 - u) ** 3, 3 * u * (1 - u) ** 2, 3 * u**2 * (1 - u), u**3]
         euclid = Rotation.from_rotvec(sum(b[:, None] * c for b, c in zip(bern, ctrl, strict=True)))
         level = [Rotation.from_rotvec(np.tile(c, (len(u), 1))) for c in ctrl]
         while len(level) > 1:
-            level = [a * Rotation.from_rotvec(u[:, None] * (a.inv() * b).as_rotvec())
-                     for a, b in zip(level[:-1], level[1:], strict=True)]
+            level = [
+                a * Rotation.from_rotvec(u[:, None] * (a.inv() * b).as_rotvec())
+                for a, b in zip(level[:-1], level[1:], strict=True)
+            ]
         worst = max(worst, (euclid.inv() * level[0]).magnitude().max())
     return math.degrees(worst)
 
@@ -180,8 +183,7 @@ def test_squad_passes_through_keys(rng):
 
 def test_compare_interpolations():
     res = rq.compare_interpolations(np.arange(5.0), rq.rq_to_quat(rq.FIGURE2_KEYS), 120)
-    assert set(res["quats"]) == {"rq_catmull_rom", "slerp", "squad", "quat_linear",
-                                 "quat_bezier"}
+    assert set(res["quats"]) == {"rq_catmull_rom", "slerp", "squad", "quat_linear", "quat_bezier"}
     assert res["max_angle_to_rq"]["rq_catmull_rom"] < 1e-14
     for name, speed in res["angular_speed"].items():
         assert speed.shape == (120,), name

@@ -20,16 +20,25 @@ def demo_output(tmp_path_factory):
         pytest.skip(f"no {BLENDER_PYTHON}: run `bash dev.sh test`")
     output = tmp_path_factory.mktemp("demo")
     for python, script in ((BLENDER_PYTHON, "demo.py"), (sys.executable, "demo_figures.py")):
-        result = subprocess.run([str(python), str(REPO / "tools" / script), str(output)],
-                                cwd=REPO, capture_output=True, text=True, check=False)
+        result = subprocess.run(
+            [str(python), str(REPO / "tools" / script), str(output)],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         assert result.returncode == 0, f"{script} failed:\n{result.stdout}\n{result.stderr}"
         assert "Traceback" not in result.stdout + result.stderr
     return output
 
 
 def test_demo_writes_the_blend_file_and_three_pictures(demo_output):
-    for name in ("demo.blend", "figure2_rq_vs_spherical.png", "angular_speed.png",
-                 "swing_limit.png"):
+    for name in (
+        "demo.blend",
+        "figure2_rq_vs_spherical.png",
+        "angular_speed.png",
+        "swing_limit.png",
+    ):
         path = demo_output / name
         assert path.is_file() and path.stat().st_size > 10_000, name
     assert (demo_output / "figure2_rq_vs_spherical.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

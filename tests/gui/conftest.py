@@ -33,7 +33,8 @@ def gui(request):
     try:
         blender.start()
         request.config.stash[GUI_VERSION_KEY] = blender.run(
-            "import bpy\nresult = bpy.app.version_string")
+            "import bpy\nresult = bpy.app.version_string"
+        )
         yield blender
     finally:
         blender.stop()

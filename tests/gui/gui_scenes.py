@@ -146,8 +146,15 @@ def build_chain() -> dict[str, Any]:
 def build_crowd(count: int = 50) -> None:
     """``count`` swing/twist bones in a grid (the overlay's timing scene)."""
     side = math.ceil(math.sqrt(count))
-    layout = [(f"B{i:02d}", (1.2 * (i % side), 1.2 * (i // side), 0.0),
-               (1.2 * (i % side), 1.2 * (i // side), 1.0), None) for i in range(count)]
+    layout = [
+        (
+            f"B{i:02d}",
+            (1.2 * (i % side), 1.2 * (i // side), 0.0),
+            (1.2 * (i % side), 1.2 * (i // side), 1.0),
+            None,
+        )
+        for i in range(count)
+    ]
     obj = _armature("Crowd", layout)
     set_mode(obj, [row[0] for row in layout], "SWING_TWIST")
     for i, pose_bone in enumerate(obj.pose.bones):
@@ -219,12 +226,16 @@ def panel_state(panel_name: str, area_type: str) -> dict[str, Any]:
     view = area(area_type)
     region_type = panel.bl_region_type
     region = next(r for r in view.regions if r.type == region_type)
-    with bpy.context.temp_override(window=bpy.context.window_manager.windows[0], area=view,
-                                   region=region):
+    with bpy.context.temp_override(
+        window=bpy.context.window_manager.windows[0], area=view, region=region
+    ):
         polled = bool(panel.poll(bpy.context)) if hasattr(panel, "poll") else True
     return {
-        "registered": bool(panel.is_registered), "poll": polled,
-        "space": view.type, "region": region_type, "region_width": region.width,
+        "registered": bool(panel.is_registered),
+        "poll": polled,
+        "space": view.type,
+        "region": region_type,
+        "region_width": region.width,
         "bone_tab": view.spaces.active.context if view.type == 'PROPERTIES' else None,
         "sidebar_open": view.spaces.active.show_region_ui if view.type == 'VIEW_3D' else None,
     }
@@ -245,8 +256,9 @@ def bone_state(name: str) -> dict[str, Any]:
 
     pose_bone = bpy.data.objects["Chain"].pose.bones[name]
     state: dict[str, Any] = {
-        name: (float(pose_bone[name]) if isinstance(pose_bone[name], float)
-               else list(pose_bone[name]))
+        name: (
+            float(pose_bone[name]) if isinstance(pose_bone[name], float) else list(pose_bone[name])
+        )
         for name in ("rq_vector", "rq_swing", "rq_twist", "rq_swing_limit", "rq_twist_limit")
         if name in pose_bone
     }
@@ -255,8 +267,7 @@ def bone_state(name: str) -> dict[str, Any]:
     if "rq_vector" in state:
         state["parameter_quat"] = list(rq.rq_to_quat(state["rq_vector"]))
     else:
-        state["parameter_quat"] = list(rq.swing_twist_to_quat(state["rq_swing"],
-                                                               state["rq_twist"]))
+        state["parameter_quat"] = list(rq.swing_twist_to_quat(state["rq_swing"], state["rq_twist"]))
     return state
 
 
@@ -265,8 +276,12 @@ def rotating() -> dict[str, Any] | None:
     window = bpy.context.window_manager.windows[0]
     for operator in window.modal_operators:
         if operator.bl_idname in {"POSE_OT_rq_rotate", "pose.rq_rotate"}:
-            return {"mode": operator.mode, "axis": operator.axis, "typed": operator.typed,
-                    "mouse": list(operator.mouse)}
+            return {
+                "mode": operator.mode,
+                "axis": operator.axis,
+                "typed": operator.typed,
+                "mouse": list(operator.mouse),
+            }
     return None
 
 
@@ -280,8 +295,11 @@ def dial_point(axis: str, angle_degrees: float) -> list[int]:
     region = next(r for r in view.regions if r.type == 'WINDOW')
     rv3d = view.spaces.active.region_3d
     obj = bpy.context.object
-    heads = [obj.matrix_world @ pb.head for pb in obj.pose.bones
-             if (pb.select if bpy.app.version >= (5, 0, 0) else pb.bone.select)]
+    heads = [
+        obj.matrix_world @ pb.head
+        for pb in obj.pose.bones
+        if (pb.select if bpy.app.version >= (5, 0, 0) else pb.bone.select)
+    ]
     centre = sum(heads, Vector()) / len(heads)
     # Pixels per world unit at the centre's depth, along the view's right axis.
     right = rv3d.view_rotation @ Vector((1.0, 0.0, 0.0))
@@ -295,11 +313,16 @@ def dial_point(axis: str, angle_degrees: float) -> list[int]:
     point = centre + world_radius * (math.cos(t) * u + math.sin(t) * v)
     screen = view3d_utils.location_3d_to_region_2d(region, rv3d, point)
     window = bpy.context.window_manager.windows[0]
-    return [round(region.x + screen.x), round(window.height - (region.y + screen.y)),
-            round(region.x + a.x), round(window.height - (region.y + a.y))]
+    return [
+        round(region.x + screen.x),
+        round(window.height - (region.y + screen.y)),
+        round(region.x + a.x),
+        round(window.height - (region.y + a.y)),
+    ]
 
 
 # -- undo and redo -------------------------------------------------------------------------
+
 
 def activate(name: str) -> Any:
     """Make armature ``name`` the active, only selected object, in Pose mode."""
@@ -320,8 +343,13 @@ def build_undo_rig() -> None:
     """``UndoRig``: ``Root`` keyed as quaternions at frames 1, 10, 20 (turns of more than 180
     degrees between keys), ``Tip`` unkeyed; both selected, in Pose mode. ``Chain`` is hidden."""
     bpy.data.objects["Chain"].hide_set(True)
-    obj = _armature("UndoRig", [("Root", (0.0, 0.0, 0.0), (0.0, 0.0, 1.0), None),
-                                ("Tip", (0.0, 0.0, 1.0), (0.0, 0.0, 2.0), "Root")])
+    obj = _armature(
+        "UndoRig",
+        [
+            ("Root", (0.0, 0.0, 0.0), (0.0, 0.0, 1.0), None),
+            ("Tip", (0.0, 0.0, 1.0), (0.0, 0.0, 2.0), "Root"),
+        ],
+    )
     root = obj.pose.bones["Root"]
     root.rotation_mode = 'QUATERNION'
     for frame, euler in ((1, (0.3, 0.1, 0.2)), (10, (1.2, -0.4, 2.6)), (20, (-0.5, 2.9, 0.4))):
@@ -352,8 +380,11 @@ def rig_snapshot(name: str) -> dict[str, Any]:
             "mode": bone_modes.current_mode(pb),
             "rotation_mode": pb.rotation_mode,
             "props": {key: _plain(pb[key]) for key in sorted(pb.keys())},
-            "channels": [list(pb.rotation_quaternion), list(pb.rotation_axis_angle),
-                         list(pb.rotation_euler)],
+            "channels": [
+                list(pb.rotation_quaternion),
+                list(pb.rotation_axis_angle),
+                list(pb.rotation_euler),
+            ],
             "matrix": [list(row) for row in pb.matrix],
         }
         for pb in obj.pose.bones
@@ -364,12 +395,22 @@ def rig_snapshot(name: str) -> dict[str, Any]:
         for fc in action_fcurves(obj)
     )
     drivers = sorted(
-        [fc.data_path, fc.array_index, fc.driver.type, fc.driver.expression, fc.driver.is_valid,
-         [[v.name, v.type, [t.data_path for t in v.targets]] for v in fc.driver.variables]]
+        [
+            fc.data_path,
+            fc.array_index,
+            fc.driver.type,
+            fc.driver.expression,
+            fc.driver.is_valid,
+            [[v.name, v.type, [t.data_path for t in v.targets]] for v in fc.driver.variables],
+        ]
         for fc in (data.drivers if data is not None else ())
     )
-    return {"bones": bones, "fcurves": fcurves, "drivers": drivers, "frame":
-            bpy.context.scene.frame_current}
+    return {
+        "bones": bones,
+        "fcurves": fcurves,
+        "drivers": drivers,
+        "frame": bpy.context.scene.frame_current,
+    }
 
 
 def undo_push(message: str) -> None:
@@ -428,10 +469,15 @@ def build_graph_rig() -> dict[str, Any]:
     shown = [o.name for o in bpy.context.view_layer.objects if not o.hide_get()]
     for other in bpy.context.view_layer.objects:
         other.hide_set(True)
-    obj = _armature(GRAPH_RIG, [("Spin", (-1.5, 0.0, 0.0), (-1.5, 0.0, 1.0), None),
-                                ("Steady", (0.0, 0.0, 0.0), (0.0, 0.0, 1.0), None),
-                                ("Arm", (1.5, 0.0, 0.0), (1.5, 0.0, 1.0), None),
-                                ("Loose", (3.0, 0.0, 0.0), (3.0, 0.0, 1.0), None)])
+    obj = _armature(
+        GRAPH_RIG,
+        [
+            ("Spin", (-1.5, 0.0, 0.0), (-1.5, 0.0, 1.0), None),
+            ("Steady", (0.0, 0.0, 0.0), (0.0, 0.0, 1.0), None),
+            ("Arm", (1.5, 0.0, 0.0), (1.5, 0.0, 1.0), None),
+            ("Loose", (3.0, 0.0, 0.0), (3.0, 0.0, 1.0), None),
+        ],
+    )
     set_mode(obj, ["Spin", "Steady", "Loose"], "RQ")
     set_mode(obj, ["Arm"], "SWING_TWIST")
     bones = obj.pose.bones
@@ -447,8 +493,12 @@ def build_graph_rig() -> dict[str, Any]:
         bones["Steady"]["rq_vector"] = steady[i]
         bones["Arm"]["rq_swing"] = swing[i]
         bones["Arm"]["rq_twist"] = twist[i]
-        for name, prop in (("Spin", "rq_vector"), ("Steady", "rq_vector"), ("Arm", "rq_swing"),
-                           ("Arm", "rq_twist")):
+        for name, prop in (
+            ("Spin", "rq_vector"),
+            ("Steady", "rq_vector"),
+            ("Arm", "rq_swing"),
+            ("Arm", "rq_twist"),
+        ):
             bones[name].keyframe_insert(f'["{prop}"]', frame=frame, group=name)
     bpy.context.scene.frame_start, bpy.context.scene.frame_end = 1, 21
     bpy.context.scene.frame_set(1)
@@ -504,8 +554,17 @@ def graph_rig_curves() -> dict[str, Any]:
         prop = fcurve.data_path.split('"')[3]
         curves[f"{bone}:{prop}:{fcurve.array_index}"] = {
             "select": fcurve.select,
-            "keys": [[list(k.co), list(k.handle_left), list(k.handle_right), k.handle_left_type,
-                      k.handle_right_type, k.interpolation] for k in fcurve.keyframe_points],
+            "keys": [
+                [
+                    list(k.co),
+                    list(k.handle_left),
+                    list(k.handle_right),
+                    k.handle_left_type,
+                    k.handle_right_type,
+                    k.interpolation,
+                ]
+                for k in fcurve.keyframe_points
+            ],
         }
     return curves
 
@@ -577,10 +636,17 @@ SEARCH_KEY = "ctrl+alt+shift+f"  # as xdotool names it
 def _search_key_items() -> tuple[Any, list[Any]]:
     """The add-on key configuration's Window keymap, and its `SEARCH_KEY` search items."""
     keymap = bpy.context.window_manager.keyconfigs.addon.keymaps.new(
-        name="Window", space_type='EMPTY')
-    return keymap, [item for item in keymap.keymap_items
-                    if item.idname == "wm.search_menu" and item.type == 'F'
-                    and item.ctrl and item.alt and item.shift]
+        name="Window", space_type='EMPTY'
+    )
+    return keymap, [
+        item
+        for item in keymap.keymap_items
+        if item.idname == "wm.search_menu"
+        and item.type == 'F'
+        and item.ctrl
+        and item.alt
+        and item.shift
+    ]
 
 
 def bind_search_key() -> list[str]:
@@ -591,8 +657,11 @@ def bind_search_key() -> list[str]:
     if not items:
         keymap.keymap_items.new("wm.search_menu", 'F', 'PRESS', ctrl=True, alt=True, shift=True)
     window = bpy.context.window_manager.keyconfigs.default.keymaps["Window"]
-    return [item.idname for item in window.keymap_items
-            if item.type == 'F3' and not (item.ctrl or item.alt or item.shift or item.oskey)]
+    return [
+        item.idname
+        for item in window.keymap_items
+        if item.type == 'F3' and not (item.ctrl or item.alt or item.shift or item.oskey)
+    ]
 
 
 def unbind_search_key() -> None:
@@ -604,6 +673,7 @@ def unbind_search_key() -> None:
 
 # -- what the screen shows -------------------------------------------------------------------
 
+
 def bones_box(obj_name: str, margin: int = 40) -> list[int]:
     """``window_box``-style ``[x, y, width, height]`` around the heads and tails of every bone
     of ``obj_name`` as the 3D View projects them now, ``margin`` pixels wider on each side and
@@ -614,15 +684,22 @@ def bones_box(obj_name: str, margin: int = 40) -> list[int]:
     region = next(r for r in view.regions if r.type == 'WINDOW')
     rv3d = view.spaces.active.region_3d
     obj = bpy.data.objects[obj_name]
-    points = [view3d_utils.location_3d_to_region_2d(region, rv3d, obj.matrix_world @ p)
-              for pb in obj.pose.bones for p in (pb.head, pb.tail)]
+    points = [
+        view3d_utils.location_3d_to_region_2d(region, rv3d, obj.matrix_world @ p)
+        for pb in obj.pose.bones
+        for p in (pb.head, pb.tail)
+    ]
     xs = [p.x for p in points if p is not None]
     ys = [p.y for p in points if p is not None]
     left, right = max(0, min(xs) - margin), min(region.width, max(xs) + margin)
     bottom, top = max(0, min(ys) - margin), min(region.height, max(ys) + margin)
     window = bpy.context.window_manager.windows[0]
-    return [round(region.x + left), round(window.height - (region.y + top)),
-            round(right - left), round(top - bottom)]
+    return [
+        round(region.x + left),
+        round(window.height - (region.y + top)),
+        round(right - left),
+        round(top - bottom),
+    ]
 
 
 def status_bar_box() -> list[int]:
@@ -661,8 +738,9 @@ def build_symmetric() -> None:
     """``SymRig`` (see `SYMMETRIC_BONES`), in Pose mode, framed; other armatures hidden."""
     for other in bpy.data.objects:
         other.hide_set(True)
-    obj = _armature(SYMMETRIC, [(name, head, tail, None)
-                                for name, head, tail, _ in SYMMETRIC_BONES])
+    obj = _armature(
+        SYMMETRIC, [(name, head, tail, None) for name, head, tail, _ in SYMMETRIC_BONES]
+    )
     for mode in ("RQ", "SWING_TWIST"):
         set_mode(obj, [row[0] for row in SYMMETRIC_BONES if row[3] == mode], mode)
     obj.pose.bones["Spine"].rotation_mode = 'QUATERNION'
@@ -696,13 +774,14 @@ def symmetric_state() -> dict[str, Any]:
     bpy.context.view_layer.update()
     bones = {}
     for pose_bone in obj.pose.bones:
-        state = {name: _plain(value) for name, value in pose_bone.items()
-                 if name.startswith("rq_")}
+        state = {name: _plain(value) for name, value in pose_bone.items() if name.startswith("rq_")}
         state["quaternion"] = list(pose_bone.rotation_quaternion)
         state["basis"] = [list(row) for row in pose_bone.matrix_basis.to_3x3()]
         bones[pose_bone.name] = state
-    curves = sorted([fc.data_path, fc.array_index, fc.group.name if fc.group else None]
-                    for fc in action_fcurves(obj))
+    curves = sorted(
+        [fc.data_path, fc.array_index, fc.group.name if fc.group else None]
+        for fc in action_fcurves(obj)
+    )
     return {"bones": bones, "fcurves": curves}
 
 
@@ -723,7 +802,7 @@ def call_menu(name: str) -> None:
 
 def operator_label(idname: str) -> str:
     """The label (``bl_label``) of an operator named ``POSE_OT_x`` or ``pose.x``."""
-    module, name = (idname.split("_OT_") if "_OT_" in idname else idname.split("."))
+    module, name = idname.split("_OT_") if "_OT_" in idname else idname.split(".")
     return getattr(getattr(bpy.ops, module.lower()), name).get_rna_type().name
 
 

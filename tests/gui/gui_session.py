@@ -39,8 +39,9 @@ class GuiUnavailableError(Exception):
 
 def ensure_root() -> pathlib.Path:
     """Build (or reuse) the Debian sid root; returns its path."""
-    result = subprocess.run(["bash", str(REPO / "tools" / "gui_root.sh")],
-                            capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        ["bash", str(REPO / "tools" / "gui_root.sh")], capture_output=True, text=True, check=False
+    )
     if result.returncode == SKIP_EXIT_CODE:
         raise GuiUnavailableError(result.stderr.strip())
     if result.returncode != 0:
@@ -60,8 +61,9 @@ def build_zip(output_dir: pathlib.Path) -> pathlib.Path:
         "use_temporary_user_resources()\n"
         "print(build_zip(pathlib.Path(sys.argv[1])))\n"
     )
-    result = subprocess.run([str(python), "-c", script, str(output_dir)],
-                            capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [str(python), "-c", script, str(output_dir)], capture_output=True, text=True, check=False
+    )
     if result.returncode != 0:
         raise RuntimeError(f"building the zip failed:\n{result.stdout}{result.stderr}")
     return pathlib.Path(result.stdout.strip().splitlines()[-1])
@@ -113,22 +115,51 @@ class GuiBlender:
         setup = self.work / "setup.py"
         setup.write_text(SETUP_SCRIPT.format(module=ADDON_MODULE))
         installed = subprocess.run(
-            self._inside("blender", "-b", "--python", f"{self.inside}/setup.py", "--",
-                         f"{self.inside}/{self.zip_path.name}"),
-            capture_output=True, text=True, check=False, timeout=300,
+            self._inside(
+                "blender",
+                "-b",
+                "--python",
+                f"{self.inside}/setup.py",
+                "--",
+                f"{self.inside}/{self.zip_path.name}",
+            ),
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=300,
         )
         if installed.returncode != 0:
-            raise RuntimeError(f"installing the extension failed:\n{installed.stdout}"
-                               f"{installed.stderr}")
+            raise RuntimeError(
+                f"installing the extension failed:\n{installed.stdout}{installed.stderr}"
+            )
         width, height = SCREEN
-        self._spawn(self._inside("Xvfb", f":{self.display}", "-screen", "0",
-                                 f"{width}x{height}x24", "-nolisten", "tcp"),
-                    self.work / "xvfb.log")
+        self._spawn(
+            self._inside(
+                "Xvfb",
+                f":{self.display}",
+                "-screen",
+                "0",
+                f"{width}x{height}x24",
+                "-nolisten",
+                "tcp",
+            ),
+            self.work / "xvfb.log",
+        )
         self._wait_for(self.root / f"tmp/.X11-unix/X{self.display}", "Xvfb's socket", 30)
-        self._spawn(self._inside("blender", "-noaudio", "--window-geometry", "0", "0",
-                                 str(width), str(height),
-                                 "--python", f"{self.inside}/blender_driver.py"),
-                    self.log_path)
+        self._spawn(
+            self._inside(
+                "blender",
+                "-noaudio",
+                "--window-geometry",
+                "0",
+                "0",
+                str(width),
+                str(height),
+                "--python",
+                f"{self.inside}/blender_driver.py",
+            ),
+            self.log_path,
+        )
         self._wait_for(self.work / "ready", "Blender's window", 180)
 
     def stop(self) -> None:
@@ -173,7 +204,8 @@ class GuiBlender:
         inside_png = f"{self.inside}/{name}.png"
         subprocess.run(
             self._inside("sh", "-c", f"xwd -root -silent | convert xwd:- {crop}{inside_png}"),
-            check=True, capture_output=True,
+            check=True,
+            capture_output=True,
         )
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         target = ARTIFACTS / f"{name}.png"
@@ -189,23 +221,31 @@ class GuiBlender:
     def _inside(self, *command: str) -> list[str]:
         """``command`` run in the root, in a clean environment for this session."""
         return [
-            "chroot", str(self.root), "/usr/bin/env", "-i",
-            "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8",
-            f"HOME={self.inside}/home", f"DISPLAY=:{self.display}",
-            f"BLENDER_USER_RESOURCES={self.inside}/user", f"RQ_GUI_DIR={self.inside}",
+            "chroot",
+            str(self.root),
+            "/usr/bin/env",
+            "-i",
+            "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+            "LANG=C.UTF-8",
+            f"HOME={self.inside}/home",
+            f"DISPLAY=:{self.display}",
+            f"BLENDER_USER_RESOURCES={self.inside}/user",
+            f"RQ_GUI_DIR={self.inside}",
             *command,
         ]
 
     def _spawn(self, command: list[str], log: pathlib.Path) -> None:
         with log.open("wb") as output:
-            self.processes.append(subprocess.Popen(command, stdout=output,
-                                                   stderr=subprocess.STDOUT))
+            self.processes.append(
+                subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
+            )
 
     def _free_display(self) -> int:
         for number in range(90, 190):
-            if not (self.root / f"tmp/.X11-unix/X{number}").exists() and not (
-                self.root / f"tmp/.X{number}-lock"
-            ).exists():
+            if (
+                not (self.root / f"tmp/.X11-unix/X{number}").exists()
+                and not (self.root / f"tmp/.X{number}-lock").exists()
+            ):
                 return number
         raise RuntimeError("no free X display number in 90..189")
 
@@ -215,8 +255,10 @@ class GuiBlender:
             dead = [p for p in self.processes if p.poll() is not None]
             if dead:
                 tail = self.log_text()[-3000:] if self.log_path.exists() else ""
-                raise RuntimeError(f"waiting for {what}: a process ended ({dead[0].args[-1]},"
-                                   f" code {dead[0].returncode})\n{tail}")
+                raise RuntimeError(
+                    f"waiting for {what}: a process ended ({dead[0].args[-1]},"
+                    f" code {dead[0].returncode})\n{tail}"
+                )
             if time.monotonic() > deadline:
                 raise TimeoutError(f"no {what} after {timeout} s")
             time.sleep(0.05)

@@ -69,8 +69,22 @@ def drag_edge(gui, area: str, start: tuple[int, int], end: tuple[int, int]) -> N
     steps = [f"{x0 + (x1 - x0) * i // 4} {y0 + (y1 - y0) * i // 4}" for i in range(1, 5)]
     moves = [arg for step in steps for arg in ("mousemove", *step.split(), "sleep", "0.2")]
     before = gui.run("result = gui_scenes.area_boxes()")[area]
-    gui.xdotool("mousemove", str(x0), str(y0), "sleep", "0.5", "mousedown", "1", "sleep", "0.3",
-                *moves, "sleep", "0.3", "mouseup", "1")
+    gui.xdotool(
+        "mousemove",
+        str(x0),
+        str(y0),
+        "sleep",
+        "0.5",
+        "mousedown",
+        "1",
+        "sleep",
+        "0.3",
+        *moves,
+        "sleep",
+        "0.3",
+        "mouseup",
+        "1",
+    )
     wait_for_change(gui, f"gui_scenes.area_boxes()[{area!r}]", before)
 
 
@@ -143,8 +157,10 @@ def test_shell_warning_offers_the_reparameterize_fix(gui, chain):
         "result = list(bpy.data.objects['Chain'].pose.bones['Spine']['rq_vector'])\n"
     )
     np.testing.assert_allclose(vector, [0.0, 0.0, 6.0 - 2.0 * np.pi], atol=1e-6)
-    gui.run("pb = bpy.data.objects['Chain'].pose.bones['Spine']\n"
-            "pb['rq_vector'] = [0.35, 0.2, 0.6]\npb.id_data.update_tag()")
+    gui.run(
+        "pb = bpy.data.objects['Chain'].pose.bones['Spine']\n"
+        "pb['rq_vector'] = [0.35, 0.2, 0.6]\npb.id_data.update_tag()"
+    )
     assert_no_python_error(gui, since)
 
 
@@ -160,8 +176,14 @@ def test_menu_entries_and_tooltips(gui, chain):
         "result = {name: getattr(bpy.ops.pose, name).get_rna_type().description\n"
         "          for name in dir(bpy.ops.pose) if name.startswith('rq_')}"
     )
-    assert {"rq_set_mode", "rq_rotate", "rq_reparameterize", "rq_continuity_filter",
-            "rq_spline_interpolate", "rq_bake"} <= set(tooltips)
+    assert {
+        "rq_set_mode",
+        "rq_rotate",
+        "rq_reparameterize",
+        "rq_continuity_filter",
+        "rq_spline_interpolate",
+        "rq_bake",
+    } <= set(tooltips)
     assert all(len(text) > 20 for text in tooltips.values()), tooltips
 
 
@@ -195,8 +217,21 @@ def test_labels_fit_and_are_the_same_in_panels_menus_and_search(gui, chain):
     try:
         view = gui.run("result = gui_scenes.window_box(gui_scenes.area('VIEW_3D'))")
         key = gui.run("result = gui_scenes.SEARCH_KEY")
-        gui.xdotool("mousemove", str(view[0] + view[2] // 2), str(view[1] + view[3] // 2),
-                    "sleep", "0.3", "key", key, "sleep", "0.8", "type", "--delay", "40", "RQ")
+        gui.xdotool(
+            "mousemove",
+            str(view[0] + view[2] // 2),
+            str(view[1] + view[3] // 2),
+            "sleep",
+            "0.3",
+            "key",
+            key,
+            "sleep",
+            "0.8",
+            "type",
+            "--delay",
+            "40",
+            "RQ",
+        )
         gui.xdotool("sleep", "1.0")
         gui.screenshot("labels-f3-search")
         gui.xdotool("key", "Escape", "sleep", "0.5")
@@ -238,8 +273,10 @@ def test_overlay_costs_at_most_a_fifth_of_the_frame_with_50_bones(gui, chain):
     )
     ratio = timing["on"] / timing["off"]
     shot = gui.screenshot("viewport-limits-50-bones")
-    print(f"overlay with 50 bones: {1e3 * timing['on']:.2f} ms vs {1e3 * timing['off']:.2f} ms"
-          f" per frame, ratio {ratio:.3f}; {shot}")
+    print(
+        f"overlay with 50 bones: {1e3 * timing['on']:.2f} ms vs {1e3 * timing['off']:.2f} ms"
+        f" per frame, ratio {ratio:.3f}; {shot}"
+    )
     gui.run("gui_scenes.restore_chain()")
     assert ratio <= 1.2, timing
     assert_no_python_error(gui, since)
@@ -254,21 +291,28 @@ KEYMAP_ITEMS = (
 
 
 # R first; then the pose tools (tests/gui/test_gui_pose_tools.py).
-POSE_KEYS = [["pose.rq_rotate", "R", "PRESS"], ["pose.rq_rot_clear", "R", "PRESS"],
-             ["pose.rq_keyframe_insert", "I", "PRESS"], ["pose.rq_copy", "C", "PRESS"],
-             ["pose.rq_paste", "V", "PRESS"], ["pose.rq_paste", "V", "PRESS"]]
+POSE_KEYS = [
+    ["pose.rq_rotate", "R", "PRESS"],
+    ["pose.rq_rot_clear", "R", "PRESS"],
+    ["pose.rq_keyframe_insert", "I", "PRESS"],
+    ["pose.rq_copy", "C", "PRESS"],
+    ["pose.rq_paste", "V", "PRESS"],
+    ["pose.rq_paste", "V", "PRESS"],
+]
 
 
 def test_keymap_entry_exists_while_enabled_and_goes_with_disable(gui, chain):
     assert gui.run(KEYMAP_ITEMS + "result = items") == POSE_KEYS
     after_disable = gui.run(
         f"import addon_utils\naddon_utils.disable({ADDON!r}, default_set=True)\n"
-        + KEYMAP_ITEMS + "result = [items, hasattr(bpy.types, 'POSE_OT_rq_rotate')]"
+        + KEYMAP_ITEMS
+        + "result = [items, hasattr(bpy.types, 'POSE_OT_rq_rotate')]"
     )
     assert after_disable == [[], False]
     after_enable = gui.run(
         f"import addon_utils\naddon_utils.enable({ADDON!r}, default_set=True)\n"
-        + KEYMAP_ITEMS + "result = items"
+        + KEYMAP_ITEMS
+        + "result = items"
     )
     assert after_enable == POSE_KEYS
 
@@ -330,12 +374,13 @@ def test_r_x_typed_angle_enter_rotates_an_rq_bone(gui, chain):
 
 
 def test_rotation_past_pi_keeps_the_closest_vector_instead_of_flipping(gui, chain):
-    gui.run("pb = bpy.data.objects['Chain'].pose.bones['Spine']\n"
-            "pb['rq_vector'] = [0.0, 0.0, 3.0]\npb.id_data.update_tag()")
+    gui.run(
+        "pb = bpy.data.objects['Chain'].pose.bones['Spine']\n"
+        "pb['rq_vector'] = [0.0, 0.0, 3.0]\npb.id_data.update_tag()"
+    )
     # Z twice: the bone's own (local) Z axis; 20 degrees more takes |v| past pi.
     _, after = pose_with_keys(gui, "Spine", "z", "z", "20", "Return")
-    np.testing.assert_allclose(after["rq_vector"], [0.0, 0.0, 3.0 + np.radians(20.0)],
-                               atol=1e-5)
+    np.testing.assert_allclose(after["rq_vector"], [0.0, 0.0, 3.0 + np.radians(20.0)], atol=1e-5)
     assert same_rotation(after["parameter_quat"], after["basis"])
 
 
@@ -371,9 +416,11 @@ def test_mouse_drag_writes_parameters_while_dragging(gui, chain):
 
 def test_swing_twist_bone_stops_at_its_limits_and_auto_keys(gui, chain):
     since = len(gui.log_text())
-    gui.run("pb = bpy.data.objects['Chain'].pose.bones['UpperArm']\n"
-            "pb['rq_swing'] = [0.0, 0.0]\npb['rq_twist'] = 0.0\npb.id_data.update_tag()\n"
-            "bpy.context.scene.tool_settings.use_keyframe_insert_auto = True")
+    gui.run(
+        "pb = bpy.data.objects['Chain'].pose.bones['UpperArm']\n"
+        "pb['rq_swing'] = [0.0, 0.0]\npb['rq_twist'] = 0.0\npb.id_data.update_tag()\n"
+        "bpy.context.scene.tool_settings.use_keyframe_insert_auto = True"
+    )
     try:
         # 90 degrees about the bone's own X: a pure swing, past the ellipse's a = 40 degrees.
         _, after = pose_with_keys(gui, "UpperArm", "x", "x", "90", "Return")
@@ -387,16 +434,20 @@ def test_swing_twist_bone_stops_at_its_limits_and_auto_keys(gui, chain):
         "result = sorted({(c.data_path, c.array_index) for c in fcurves\n"
         "                 if 'UpperArm' in c.data_path})"
     )
-    assert keyed == [['pose.bones["UpperArm"]["rq_swing"]', 0],
-                     ['pose.bones["UpperArm"]["rq_swing"]', 1],
-                     ['pose.bones["UpperArm"]["rq_twist"]', 0]]
+    assert keyed == [
+        ['pose.bones["UpperArm"]["rq_swing"]', 0],
+        ['pose.bones["UpperArm"]["rq_swing"]', 1],
+        ['pose.bones["UpperArm"]["rq_twist"]', 0],
+    ]
     assert_no_python_error(gui, since)
 
 
 # -- the rotate gizmo ------------------------------------------------------------------------
 
-def drag_dial(gui, bone: str, axis: str, at_degrees: float, sweep_degrees: float,
-              steps: int = 5) -> tuple[dict, list[tuple[dict, dict]], dict]:
+
+def drag_dial(
+    gui, bone: str, axis: str, at_degrees: float, sweep_degrees: float, steps: int = 5
+) -> tuple[dict, list[tuple[dict, dict]], dict]:
     """With the Rotate tool, press on ``bone``'s ``axis`` dial at ``at_degrees`` around it,
     drag the mouse ``sweep_degrees`` around the gizmo's centre in ``steps`` and release.
     Returns the bone's state before, (operator state, bone state) at each step, and after."""
@@ -417,16 +468,21 @@ def drag_dial(gui, bone: str, axis: str, at_degrees: float, sweep_degrees: float
         for k in range(1, steps + 1):
             # Screen y points down: a positive sweep turns clockwise on screen.
             t = start + np.radians(sweep_degrees) * k / steps
-            gui.xdotool("mousemove", str(round(cx + radius * np.cos(t))),
-                        str(round(cy + radius * np.sin(t))))
+            gui.xdotool(
+                "mousemove",
+                str(round(cx + radius * np.cos(t))),
+                str(round(cy + radius * np.sin(t))),
+            )
             operator = wait_for_change(gui, ROTATING, operator)
             seen.append((operator, gui.run(f"result = gui_scenes.bone_state({bone!r})")))
         gui.screenshot(f"gizmo-drag-{axis.lower()}")
     finally:
         gui.xdotool("mouseup", "1")
         wait_for_change(gui, ROTATING, operator)
-        gui.run("with gui_scenes.override('VIEW_3D'):\n"
-                "    bpy.ops.wm.tool_set_by_id(name='builtin.select_box')\n")
+        gui.run(
+            "with gui_scenes.override('VIEW_3D'):\n"
+            "    bpy.ops.wm.tool_set_by_id(name='builtin.select_box')\n"
+        )
     return before, seen, gui.run(f"result = gui_scenes.bone_state({bone!r})")
 
 
@@ -434,8 +490,10 @@ def test_rotate_gizmo_dial_drags_an_rq_bone_continuously(gui, chain):
     """Dragging the Rotate tool's Z dial runs pose.rq_rotate (not Blender's transform.rotate,
     which cannot move a driven bone) about global Z, writing the vector at every step."""
     since = len(gui.log_text())
-    gui.run("pb = bpy.data.objects['Chain'].pose.bones['Spine']\n"
-            "pb['rq_vector'] = [0.35, 0.2, 0.6]\npb.id_data.update_tag()")
+    gui.run(
+        "pb = bpy.data.objects['Chain'].pose.bones['Spine']\n"
+        "pb['rq_vector'] = [0.35, 0.2, 0.6]\npb.id_data.update_tag()"
+    )
     before, seen, after = drag_dial(gui, "Spine", "Z", 215.0, 40.0)
     assert all(op is not None and (op["mode"], op["axis"]) == ("GLOBAL", "Z") for op, _ in seen)
     vectors = [before["rq_vector"]] + [state["rq_vector"] for _, state in seen]
@@ -456,8 +514,10 @@ def test_rotate_gizmo_dial_drags_an_rq_bone_continuously(gui, chain):
 def test_rotate_gizmo_dial_respects_swing_twist_limits(gui, chain):
     """The X dial on a swing/twist bone: continuous, and the stored swing stays in its ellipse."""
     since = len(gui.log_text())
-    gui.run("pb = bpy.data.objects['Chain'].pose.bones['UpperArm']\n"
-            "pb['rq_swing'] = [0.0, 0.0]\npb['rq_twist'] = 0.0\npb.id_data.update_tag()")
+    gui.run(
+        "pb = bpy.data.objects['Chain'].pose.bones['UpperArm']\n"
+        "pb['rq_swing'] = [0.0, 0.0]\npb['rq_twist'] = 0.0\npb.id_data.update_tag()"
+    )
     before, seen, after = drag_dial(gui, "UpperArm", "X", 200.0, 120.0, steps=6)
     assert all(op is not None and (op["mode"], op["axis"]) == ("GLOBAL", "X") for op, _ in seen)
     swings = [before["rq_swing"]] + [state["rq_swing"] for _, state in seen]
@@ -473,6 +533,7 @@ def test_rotate_gizmo_dial_respects_swing_twist_limits(gui, chain):
 
 # -- undo and redo around each operator (issue 4; headless Blender cannot run ed.undo) ------
 
+
 def snapshot(gui) -> dict:
     return gui.run("result = gui_scenes.rig_snapshot('UndoRig')")
 
@@ -481,8 +542,10 @@ def snapshot(gui) -> dict:
 def undo_rig(gui, chain):
     gui.run("gui_scenes.build_undo_rig()")
     yield "UndoRig"
-    gui.run("bpy.data.objects['Chain'].hide_set(False)\ngui_scenes.activate('Chain')\n"
-            "bpy.data.objects['UndoRig'].hide_set(True)")
+    gui.run(
+        "bpy.data.objects['Chain'].hide_set(False)\ngui_scenes.activate('Chain')\n"
+        "bpy.data.objects['UndoRig'].hide_set(True)"
+    )
 
 
 def check_one_undo_step(gui, act) -> dict:
@@ -510,12 +573,12 @@ def operator_step(gui, operator: str, bones: list[str], **properties):
             f"result = gui_scenes.run_with_undo({operator!r}, **{properties!r})"
         )
         assert result == "FINISHED", result
+
     return act
 
 
 def test_undo_redo_set_mode_to_rq_with_animation(gui, undo_rig):
-    after = check_one_undo_step(gui, operator_step(gui, "rq_set_mode", ["Root", "Tip"],
-                                                   mode="RQ"))
+    after = check_one_undo_step(gui, operator_step(gui, "rq_set_mode", ["Root", "Tip"], mode="RQ"))
     assert {bone["mode"] for bone in after["bones"].values()} == {"RQ"}
     assert any('["rq_vector"]' in curve[0] for curve in after["fcurves"])
 
@@ -537,8 +600,10 @@ def test_undo_redo_continuity_filter(gui, undo_rig):
 
 
 def test_undo_redo_reparameterize(gui, undo_rig):
-    gui.run("pb = bpy.data.objects['UndoRig'].pose.bones['Tip']\n"
-            "pb['rq_vector'] = [0.0, 0.0, 5.0]\npb.id_data.update_tag()")
+    gui.run(
+        "pb = bpy.data.objects['UndoRig'].pose.bones['Tip']\n"
+        "pb['rq_vector'] = [0.0, 0.0, 5.0]\npb.id_data.update_tag()"
+    )
     after = check_one_undo_step(gui, operator_step(gui, "rq_reparameterize", ["Tip"]))
     assert after["bones"]["Tip"]["props"]["rq_vector"][2] == pytest.approx(5.0 - 2 * np.pi)
 
@@ -558,13 +623,15 @@ def test_undo_redo_rotate_drag(gui, undo_rig):
         state = wait_for_change(gui, ROTATING, state)
         gui.xdotool("key", "Return")
         wait_for_change(gui, ROTATING, state)
+
     check_one_undo_step(gui, act)
 
 
 def test_undo_redo_set_mode_to_swing_twist_and_back(gui, undo_rig):
     for mode in ("SWING_TWIST", "QUATERNION", "RQ"):
-        after = check_one_undo_step(gui, operator_step(gui, "rq_set_mode", ["Root", "Tip"],
-                                                       mode=mode))
+        after = check_one_undo_step(
+            gui, operator_step(gui, "rq_set_mode", ["Root", "Tip"], mode=mode)
+        )
         assert {bone["mode"] for bone in after["bones"].values()} == {mode}
 
 
@@ -585,9 +652,21 @@ def test_reports_in_the_info_editor_are_short_and_right(gui, undo_rig):
         view = gui.run("result = gui_scenes.window_box(gui_scenes.area('VIEW_3D'))")
         key = gui.run("result = gui_scenes.SEARCH_KEY")
         last = gui.run(f"result = {LAST_OPERATOR}")
-        gui.xdotool("mousemove", str(view[0] + view[2] // 3), str(view[1] + view[3] // 2),
-                    "sleep", "0.3", "key", key, "sleep", "0.8", "type", "--delay", "40",
-                    "Bake RQ Rotations")
+        gui.xdotool(
+            "mousemove",
+            str(view[0] + view[2] // 3),
+            str(view[1] + view[3] // 2),
+            "sleep",
+            "0.3",
+            "key",
+            key,
+            "sleep",
+            "0.8",
+            "type",
+            "--delay",
+            "40",
+            "Bake RQ Rotations",
+        )
         gui.xdotool("sleep", "0.8", "key", "Return")
         assert wait_for_change(gui, LAST_OPERATOR, last, timeout=60.0)[0] == "POSE_OT_rq_bake"
         gui.screenshot("report-status-bar")

@@ -53,24 +53,27 @@ def test_nan_vector_panel_draws_whole_and_its_reset_button_fixes_it(gui, chain_r
     x, y = alert_button_centre(shot)
     before = gui.run(f"result = {VECTOR}")
     assert before == "[nan, 0.2, 0.6]"
-    gui.xdotool("mousemove", str(box[0] + x), str(box[1] + y), "sleep", "0.5",
-                "click", "1")
+    gui.xdotool("mousemove", str(box[0] + x), str(box[1] + y), "sleep", "0.5", "click", "1")
     assert wait_for_change(gui, VECTOR, before) == "[0.0, 0.0, 0.0]"
     gui.run("gui_scenes.redraw()")
     gui.screenshot("sidebar-rq-nan-vector-reset", box)
     # One undo step brings the NaN back, as Ctrl+Z would; redo fixes it again.
     assert gui.run(f"gui_scenes.undo()\nresult = {VECTOR}") == before
     assert gui.run(f"gui_scenes.redo()\nresult = {VECTOR}") == "[0.0, 0.0, 0.0]"
-    gui.run("pb = bpy.data.objects['Chain'].pose.bones['Spine']\n"
-            "pb['rq_vector'] = [0.35, 0.2, 0.6]\npb.id_data.update_tag()\nresult = None")
+    gui.run(
+        "pb = bpy.data.objects['Chain'].pose.bones['Spine']\n"
+        "pb['rq_vector'] = [0.35, 0.2, 0.6]\npb.id_data.update_tag()\nresult = None"
+    )
     assert_no_python_error(gui, since)
 
 
 def test_r_refuses_a_bone_with_a_nan_limit_and_changes_nothing(gui, chain_rig):
     """R (pose.rq_rotate) does not start on a bone with a NaN limit; its values stay."""
     since = len(gui.log_text())
-    state = ("repr({k: [round(v, 6) for v in pb[k]] for k in ('rq_swing', 'rq_swing_limit')}"
-             " | {'twist': round(pb['rq_twist'], 6)})")
+    state = (
+        "repr({k: [round(v, 6) for v in pb[k]] for k in ('rq_swing', 'rq_swing_limit')}"
+        " | {'twist': round(pb['rq_twist'], 6)})"
+    )
     box = gui.run(
         "obj = bpy.data.objects['Chain']\n"
         "pb = obj.pose.bones['UpperArm']\n"
@@ -82,17 +85,33 @@ def test_r_refuses_a_bone_with_a_nan_limit_and_changes_nothing(gui, chain_rig):
     )
     before = gui.run(f"pb = bpy.data.objects['Chain'].pose.bones['UpperArm']\nresult = {state}")
     x, y = box[0] + box[2] // 3, box[1] + box[3] // 3
-    gui.xdotool("mousemove", str(x), str(y), "sleep", "0.2", "key", "r", "sleep", "1.0",
-                "mousemove", str(x + 40), str(y - 25), "sleep", "1.0")
+    gui.xdotool(
+        "mousemove",
+        str(x),
+        str(y),
+        "sleep",
+        "0.2",
+        "key",
+        "r",
+        "sleep",
+        "1.0",
+        "mousemove",
+        str(x + 40),
+        str(y - 25),
+        "sleep",
+        "1.0",
+    )
     assert gui.run("result = gui_scenes.rotating()") is None  # R did not start
     # Blender shows the refusal in a popup at the mouse; move away so it closes and does not
     # take the keys of the tests after this one.
     gui.xdotool("mousemove", "5", "5", "sleep", "0.5", "key", "Escape", "sleep", "0.3")
     after = gui.run(f"pb = bpy.data.objects['Chain'].pose.bones['UpperArm']\nresult = {state}")
     assert after == before
-    gui.run("pb = bpy.data.objects['Chain'].pose.bones['UpperArm']\n"
-            "pb['rq_swing_limit'] = [0.6981317, pb['rq_swing_limit'][1]]\n"
-            "pb.id_data.update_tag()\nresult = None")
+    gui.run(
+        "pb = bpy.data.objects['Chain'].pose.bones['UpperArm']\n"
+        "pb['rq_swing_limit'] = [0.6981317, pb['rq_swing_limit'][1]]\n"
+        "pb.id_data.update_tag()\nresult = None"
+    )
     # Blender flagged the drivers that read the NaN invalid; the add-on's update handler
     # clears the flag now that the value is finite, so the bone turns again.
     valid = "all(f.driver.is_valid for f in bpy.data.objects['Chain'].animation_data.drivers)"

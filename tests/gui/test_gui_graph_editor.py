@@ -36,8 +36,7 @@ def graph(gui):
     rig = gui.run("result = gui_scenes.build_graph_rig()")
     box = gui.run("result = gui_scenes.show_graph_editor()")
     yield box
-    gui.run("gui_scenes.restore_view3d()\n"
-            f"gui_scenes.remove_graph_rig({rig['shown']!r})")
+    gui.run(f"gui_scenes.restore_view3d()\ngui_scenes.remove_graph_rig({rig['shown']!r})")
 
 
 def curves(gui) -> dict:
@@ -58,14 +57,16 @@ def assert_untouched(before: dict, after: dict, changed: list[str]) -> None:
 
 def select_only(gui, channels: list[tuple[str, str]]) -> None:
     shown = gui.run(f"result = gui_scenes.select_channels({channels!r})")
-    assert shown == sorted(f'pose.bones["{bone}"]["{prop}"][{i}]' for bone, prop in channels
-                           for i in range({"rq_vector": 3, "rq_swing": 2, "rq_twist": 1}[prop]))
+    assert shown == sorted(
+        f'pose.bones["{bone}"]["{prop}"][{i}]'
+        for bone, prop in channels
+        for i in range({"rq_vector": 3, "rq_swing": 2, "rq_twist": 1}[prop])
+    )
 
 
 def point_into(gui, box: list[int]) -> None:
     """Put the mouse over the Graph Editor's curves (its main region's middle)."""
-    gui.xdotool("mousemove", str(box[0] + box[2] // 2), str(box[1] + box[3] // 2), "sleep",
-                "0.3")
+    gui.xdotool("mousemove", str(box[0] + box[2] // 2), str(box[1] + box[3] // 2), "sleep", "0.3")
 
 
 def run_from_key_menu(gui, box: list[int], steps_up: int) -> str:
@@ -74,19 +75,21 @@ def run_from_key_menu(gui, box: list[int], steps_up: int) -> str:
     add-on's), Return. Returns the operator that ran."""
     before = gui.run(f"result = {LAST_OPERATOR}")
     point_into(gui, box)
-    opened = gui.run("with gui_scenes.override('GRAPH_EDITOR'):\n"
-                     "    result = list(bpy.ops.wm.call_menu('INVOKE_DEFAULT',"
-                     " name='GRAPH_MT_key'))")
+    opened = gui.run(
+        "with gui_scenes.override('GRAPH_EDITOR'):\n"
+        "    result = list(bpy.ops.wm.call_menu('INVOKE_DEFAULT',"
+        " name='GRAPH_MT_key'))"
+    )
     assert opened == ["INTERFACE"]
-    gui.xdotool("sleep", "0.5", "key", "Home", *(["sleep", "0.2", "key", "Up"] * steps_up),
-                "sleep", "0.3")
+    gui.xdotool(
+        "sleep", "0.5", "key", "Home", *(["sleep", "0.2", "key", "Up"] * steps_up), "sleep", "0.3"
+    )
     gui.screenshot(f"graph-editor-key-menu-{steps_up}")
     gui.xdotool("key", "Return")
     return wait_for_change(gui, LAST_OPERATOR, before, timeout=60.0)[0]
 
 
-def run_from_f3(gui, search_key: str, box: list[int], text: str,
-                shot: str | None = None) -> str:
+def run_from_f3(gui, search_key: str, box: list[int], text: str, shot: str | None = None) -> str:
     """The operator search (F3's ``wm.search_menu``, opened with ``search_key``, see the
     `search_key` fixture) over ``box``, type ``text``, Return: the first result runs. Returns
     the operator that ran (Blender keeps only operators that finished in its history)."""
@@ -101,21 +104,29 @@ def run_from_f3(gui, search_key: str, box: list[int], text: str,
 
 
 def test_poll_explains_a_graph_editor_without_add_on_channels(gui, graph):
-    gui.run("obj = bpy.data.objects['GraphRig']\n"
-            "obj.keyframe_insert('location', frame=1)\n"
-            "with gui_scenes.override('GRAPH_EDITOR'):\n"
-            "    bpy.ops.anim.channels_select_all(action='DESELECT')\n")
-    nothing = gui.run("result = [gui_scenes.graph_poll(n) for n in"
-                      " ('rq_continuity_filter', 'rq_spline_interpolate', 'rq_bake')]")
+    gui.run(
+        "obj = bpy.data.objects['GraphRig']\n"
+        "obj.keyframe_insert('location', frame=1)\n"
+        "with gui_scenes.override('GRAPH_EDITOR'):\n"
+        "    bpy.ops.anim.channels_select_all(action='DESELECT')\n"
+    )
+    nothing = gui.run(
+        "result = [gui_scenes.graph_poll(n) for n in"
+        " ('rq_continuity_filter', 'rq_spline_interpolate', 'rq_bake')]"
+    )
     # Only a channel that is not the add-on's: the object's location.
-    gui.run("obj = bpy.data.objects['GraphRig']\n"
-            "for c in gui_scenes.action_fcurves(obj):\n"
-            "    c.select = c.data_path == 'location'\n")
+    gui.run(
+        "obj = bpy.data.objects['GraphRig']\n"
+        "for c in gui_scenes.action_fcurves(obj):\n"
+        "    c.select = c.data_path == 'location'\n"
+    )
     location = gui.run("result = gui_scenes.graph_poll('rq_continuity_filter')")
-    gui.run("obj = bpy.data.objects['GraphRig']\n"
-            "fcurves = gui_scenes.action_fcurves(obj)\n"
-            "for c in [c for c in fcurves if c.data_path == 'location']:\n"
-            "    fcurves.remove(c)\n")
+    gui.run(
+        "obj = bpy.data.objects['GraphRig']\n"
+        "fcurves = gui_scenes.action_fcurves(obj)\n"
+        "for c in [c for c in fcurves if c.data_path == 'location']:\n"
+        "    fcurves.remove(c)\n"
+    )
     for state in [*nothing, location]:
         assert not state["poll"], state
         assert POLL_MESSAGE in state["message"], state
@@ -140,17 +151,18 @@ def test_continuity_filter_from_the_key_menu_changes_only_the_selected_channels(
     assert np.any(new != old)
     # Same poses at the keys (32-bit matrices).
     np.testing.assert_allclose(
-        gui.run(f"result = gui_scenes.graph_rig_poses({frames!r})"), poses, atol=2e-6)
+        gui.run(f"result = gui_scenes.graph_rig_poses({frames!r})"), poses, atol=2e-6
+    )
     assert_no_python_error(gui, since)
 
 
-def test_spline_interpolation_from_f3_changes_only_the_selected_channels(gui, graph,
-                                                                         search_key):
+def test_spline_interpolation_from_f3_changes_only_the_selected_channels(gui, graph, search_key):
     since = len(gui.log_text())
     select_only(gui, [("Spin", "rq_vector")])
     before = curves(gui)
-    ran = run_from_f3(gui, search_key, graph, "RQ Spline Interpolation",
-                      shot="graph-editor-f3-spline")
+    ran = run_from_f3(
+        gui, search_key, graph, "RQ Spline Interpolation", shot="graph-editor-f3-spline"
+    )
     assert ran == "POSE_OT_rq_spline_interpolate"
     after = curves(gui)
     assert_untouched(before, after, SPIN)
@@ -160,12 +172,14 @@ def test_spline_interpolation_from_f3_changes_only_the_selected_channels(gui, gr
         new = {round(key[0][0], 4): key[0][1] for key in after[name]["keys"]}
         for key in before[name]["keys"]:
             assert new[round(key[0][0], 4)] == pytest.approx(key[0][1], abs=1e-6)
-    gui.run("editor = gui_scenes.area('GRAPH_EDITOR')\n"
-            "editor.spaces.active.show_region_ui = False\n"
-            "gui_scenes.redraw_all()\n"
-            "with gui_scenes.override('GRAPH_EDITOR'):\n"
-            "    bpy.ops.graph.view_selected()\n"
-            "gui_scenes.redraw_all()\n")
+    gui.run(
+        "editor = gui_scenes.area('GRAPH_EDITOR')\n"
+        "editor.spaces.active.show_region_ui = False\n"
+        "gui_scenes.redraw_all()\n"
+        "with gui_scenes.override('GRAPH_EDITOR'):\n"
+        "    bpy.ops.graph.view_selected()\n"
+        "gui_scenes.redraw_all()\n"
+    )
     shot = gui.screenshot("graph-editor-spline", graph)
     assert shot.stat().st_size > 20_000  # build/gui/; the README's copy is made by hand
     assert_no_python_error(gui, since)
@@ -180,8 +194,9 @@ def test_continuity_filter_from_f3_on_a_swing_twist_channel(gui, graph, search_k
     after = curves(gui)
     assert_untouched(before, after, ["Arm:rq_twist:0"])
     twist = key_values(after, ["Arm:rq_twist:0"])[:, 0]
-    assert np.all(np.abs(np.diff(twist)) < np.pi) and np.any(twist != key_values(
-        before, ["Arm:rq_twist:0"])[:, 0])
+    assert np.all(np.abs(np.diff(twist)) < np.pi) and np.any(
+        twist != key_values(before, ["Arm:rq_twist:0"])[:, 0]
+    )
 
 
 def test_selected_channels_the_editor_hides_are_left_alone(gui, graph):
@@ -200,16 +215,20 @@ def test_selected_channels_the_editor_hides_are_left_alone(gui, graph):
     assert all(before[f"Steady:rq_vector:{i}"]["select"] for i in range(3))
     try:
         for operator in ("rq_continuity_filter", "rq_spline_interpolate"):
-            result = gui.run("with gui_scenes.override('GRAPH_EDITOR'):\n"
-                             f"    result = list(bpy.ops.pose.{operator}())")
+            result = gui.run(
+                "with gui_scenes.override('GRAPH_EDITOR'):\n"
+                f"    result = list(bpy.ops.pose.{operator}())"
+            )
             assert result == ["FINISHED"], operator
         after = curves(gui)
         steady = [f"Steady:rq_vector:{i}" for i in range(3)]
         for name in steady:
             assert after[name]["keys"] == before[name]["keys"], name
     finally:
-        gui.run("obj = bpy.data.objects['GraphRig']\n"
-                "gui_scenes.select(obj, ['Spin', 'Steady', 'Arm', 'Loose'], active='Spin')")
+        gui.run(
+            "obj = bpy.data.objects['GraphRig']\n"
+            "gui_scenes.select(obj, ['Spin', 'Steady', 'Arm', 'Loose'], active='Spin')"
+        )
 
 
 def test_f3_finds_the_pose_menu_operators_in_the_3d_view(gui, graph, search_key):
@@ -220,18 +239,25 @@ def test_f3_finds_the_pose_menu_operators_in_the_3d_view(gui, graph, search_key)
     try:
         box = gui.run("result = gui_scenes.window_box(gui_scenes.area('VIEW_3D'))")
         gui.run("gui_scenes.select(bpy.data.objects['GraphRig'], ['Loose'], active='Loose')")
-        assert run_from_f3(gui, search_key, box, "Reparameterize RQ",
-                           shot="f3-reparameterize") == "POSE_OT_rq_reparameterize"
-        vector = gui.run("result = list(bpy.data.objects['GraphRig'].pose.bones['Loose']"
-                         "['rq_vector'])")
+        assert (
+            run_from_f3(gui, search_key, box, "Reparameterize RQ", shot="f3-reparameterize")
+            == "POSE_OT_rq_reparameterize"
+        )
+        vector = gui.run(
+            "result = list(bpy.data.objects['GraphRig'].pose.bones['Loose']['rq_vector'])"
+        )
         np.testing.assert_allclose(vector, [0.0, 0.0, 5.0 - 2.0 * np.pi], atol=1e-6)
         gui.run("gui_scenes.select(bpy.data.objects['GraphRig'], ['Spin'], active='Spin')")
-        assert run_from_f3(gui, search_key, box, "Compare RQ Interpolation") == \
-            "POSE_OT_rq_compare_interpolation"
+        assert (
+            run_from_f3(gui, search_key, box, "Compare RQ Interpolation")
+            == "POSE_OT_rq_compare_interpolation"
+        )
         # Last: the bake turns the selected bone native.
         assert run_from_f3(gui, search_key, box, "Bake RQ Rotations") == "POSE_OT_rq_bake"
-        assert gui.run("result = bpy.data.objects['GraphRig'].pose.bones['Spin']"
-                       ".rotation_mode") == "QUATERNION"
+        assert (
+            gui.run("result = bpy.data.objects['GraphRig'].pose.bones['Spin'].rotation_mode")
+            == "QUATERNION"
+        )
         # The rest of the add-on's operators are in the same menu (set_mode as a submenu).
         entries = gui.run(
             "import inspect\n"
@@ -240,10 +266,14 @@ def test_f3_finds_the_pose_menu_operators_in_the_3d_view(gui, graph, search_key)
             "result = [list(menus.POSE_OPERATORS), 'rq_set_mode' in"
             " inspect.getsource(menu.draw)]"
         )
-        assert set(entries[0]) >= {"pose.rq_rotate", "pose.rq_reparameterize",
-                                   "pose.rq_continuity_filter",
-                                   "pose.rq_spline_interpolate", "pose.rq_bake",
-                                   "pose.rq_compare_interpolation"}
+        assert set(entries[0]) >= {
+            "pose.rq_rotate",
+            "pose.rq_reparameterize",
+            "pose.rq_continuity_filter",
+            "pose.rq_spline_interpolate",
+            "pose.rq_bake",
+            "pose.rq_compare_interpolation",
+        }
         assert entries[1]
     finally:
         time.sleep(0.2)

@@ -34,8 +34,12 @@ def grab(gui, name: str, boxes: dict[str, list[int]]) -> dict[str, np.ndarray]:
     gui.run("pass")
     previous = None
     for _ in range(20):
-        shots = {key: np.asarray(Image.open(gui.screenshot(f"{name}-{key}", box))
-                                 .convert("RGB")).astype(int) for key, box in boxes.items()}
+        shots = {
+            key: np.asarray(Image.open(gui.screenshot(f"{name}-{key}", box)).convert("RGB")).astype(
+                int
+            )
+            for key, box in boxes.items()
+        }
         if previous is not None and all(changed(shots[k], previous[k]) == 0 for k in shots):
             return shots
         previous = shots
@@ -109,9 +113,14 @@ def test_r_drag_shows_every_pose_live_and_esc_restores_the_screen(gui, keyed_spi
 
     # Free rotation, then RR (trackball), then X (global axis), then a typed angle.
     steps = [("mousemove", str(mouse[0] + 35 * i), str(mouse[1] + 30 * i)) for i in (1, 2, 3)]
-    steps += [("key", "r"), ("mousemove", str(mouse[0] + 60), str(mouse[1] + 140)),
-              ("key", "x"), ("mousemove", str(mouse[0] + 40), str(mouse[1] + 60)),
-              ("key", "3"), ("key", "5")]
+    steps += [
+        ("key", "r"),
+        ("mousemove", str(mouse[0] + 60), str(mouse[1] + 140)),
+        ("key", "x"),
+        ("mousemove", str(mouse[0] + 40), str(mouse[1] + 60)),
+        ("key", "3"),
+        ("key", "5"),
+    ]
     during, written = [], []
     for step, action in enumerate(steps, start=1):
         gui.xdotool(*action)
@@ -140,14 +149,18 @@ def test_r_drag_shows_every_pose_live_and_esc_restores_the_screen(gui, keyed_spi
         reference = grab(gui, f"live-reference{step}", screen_boxes)
         for key in screen_boxes:
             assert changed(during[step - 1][key], reference[key]) <= SAME, (
-                f"{steps[step - 1]}: the {key} did not show the pose written ({values})")
+                f"{steps[step - 1]}: the {key} did not show the pose written ({values})"
+            )
     assert_no_python_error(gui, since)
 
 
-@pytest.mark.parametrize("operator, setup", [
-    ("pose.rq_reparameterize()", "pb['rq_vector'] = [7.0, 0.0, 0.0]"),
-    ("pose.rq_set_mode(mode='QUATERNION')", ""),
-])
+@pytest.mark.parametrize(
+    "operator, setup",
+    [
+        ("pose.rq_reparameterize()", "pb['rq_vector'] = [7.0, 0.0, 0.0]"),
+        ("pose.rq_set_mode(mode='QUATERNION')", ""),
+    ],
+)
 def test_panels_show_an_operators_result_at_once(gui, keyed_spine, operator, setup):
     """After an operator run from a menu, the panels show the new values without anything
     else redrawing them (the Reparameterize panel used to keep showing the old angle)."""
@@ -164,8 +177,9 @@ def test_panels_show_an_operators_result_at_once(gui, keyed_spine, operator, set
         "          'properties': gui_scenes.window_box(gui_scenes.area('PROPERTIES'))}\n"
     )
     before = grab(gui, "refresh-before", boxes)
-    gui.run("with gui_scenes.override('VIEW_3D'):\n"
-            f"    assert bpy.ops.{operator} == {{'FINISHED'}}\n")
+    gui.run(
+        f"with gui_scenes.override('VIEW_3D'):\n    assert bpy.ops.{operator} == {{'FINISHED'}}\n"
+    )
     shown = grab(gui, "refresh-shown", boxes)
     gui.run("gui_scenes.redraw()")
     reference = grab(gui, "refresh-reference", boxes)
@@ -173,7 +187,9 @@ def test_panels_show_an_operators_result_at_once(gui, keyed_spine, operator, set
         assert changed(reference[key], before[key]) > SAME, f"{operator} changed no {key}"
         assert changed(shown[key], reference[key]) <= SAME, f"the {key} kept the old values"
     if "set_mode" in operator:  # Spine back in RQ mode for the tests after this one
-        gui.run("obj = bpy.data.objects['Chain']\n"
-                "gui_scenes.set_mode(obj, ['Spine'], 'RQ')\n"
-                "gui_scenes.select(obj, ['Spine'], active='Spine')\n")
+        gui.run(
+            "obj = bpy.data.objects['Chain']\n"
+            "gui_scenes.set_mode(obj, ['Spine'], 'RQ')\n"
+            "gui_scenes.select(obj, ['Spine'], active='Spine')\n"
+        )
     assert_no_python_error(gui, since)

@@ -26,8 +26,13 @@ OPERATOR = (
     " for op in bpy.context.window_manager.windows[0].modal_operators"
     " if op.bl_idname in {'POSE_OT_rq_rotate', 'pose.rq_rotate'}), None)"
 )
-SNAP_SETTINGS = ("use_snap", "use_snap_rotate", "snap_elements", "snap_angle_increment_3d",
-                 "snap_angle_increment_3d_precision")
+SNAP_SETTINGS = (
+    "use_snap",
+    "use_snap_rotate",
+    "snap_elements",
+    "snap_angle_increment_3d",
+    "snap_angle_increment_3d_precision",
+)
 
 
 @pytest.fixture(scope="module")
@@ -95,8 +100,10 @@ class Circle:
 
     def point(self, degrees: float) -> tuple[str, str]:
         t = math.radians(degrees)
-        return (str(round(self.centre[0] + self.radius * math.cos(t))),
-                str(round(self.centre[1] + self.radius * math.sin(t))))
+        return (
+            str(round(self.centre[0] + self.radius * math.cos(t))),
+            str(round(self.centre[1] + self.radius * math.sin(t))),
+        )
 
 
 def start_on_circle(gui, start_degrees: float) -> tuple[Circle, dict]:
@@ -105,8 +112,15 @@ def start_on_circle(gui, start_degrees: float) -> tuple[Circle, dict]:
     operator's state."""
     # Where the pivot is: press R once anywhere in the view, read it, cancel.
     box = gui.run("result = gui_scenes.window_box(gui_scenes.area('VIEW_3D'))")
-    gui.xdotool("mousemove", str(box[0] + box[2] // 2), str(box[1] + box[3] // 3),
-                "sleep", "0.2", "key", "r")
+    gui.xdotool(
+        "mousemove",
+        str(box[0] + box[2] // 2),
+        str(box[1] + box[3] // 3),
+        "sleep",
+        "0.2",
+        "key",
+        "r",
+    )
     operator = wait_for_change(gui, OPERATOR, None)
     circle = Circle(gui, operator)
     gui.xdotool("key", "Escape")
@@ -135,8 +149,10 @@ def confirm(gui, operator: dict) -> dict:
     """Enter; returns Spine's state once the rotation ended and the pose was evaluated."""
     gui.xdotool("key", "Return")
     assert wait_for_change(gui, OPERATOR, operator) is None
-    return gui.run("bpy.context.view_layer.update()\ngui_scenes.redraw()\n"
-                   "result = gui_scenes.bone_state('Spine')")
+    return gui.run(
+        "bpy.context.view_layer.update()\ngui_scenes.redraw()\n"
+        "result = gui_scenes.bone_state('Spine')"
+    )
 
 
 def global_z_turn(before: dict, after: dict) -> float:

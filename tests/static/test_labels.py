@@ -21,9 +21,12 @@ def _operator_buttons_with_text(path: pathlib.Path) -> list[str]:
         if (path.name, function.name) in VALUE_MENUS:
             continue
         for call in ast.walk(function):
-            if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                    and call.func.attr in ("operator", "operator_menu_enum")
-                    and any(k.arg == "text" for k in call.keywords)):
+            if (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Attribute)
+                and call.func.attr in ("operator", "operator_menu_enum")
+                and any(k.arg == "text" for k in call.keywords)
+            ):
                 found.append(f"{path.name}:{call.lineno} in {function.name}")
     return found
 

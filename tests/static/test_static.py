@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Static checks: ruff over the whole tree, and a type check of the bpy-side code against
-the API stubs of the tested Blender versions (fake-bpy-module 4.2, 4.5 and 5.2), so code
-that exists in only some of those APIs is caught."""
+"""Static checks: ruff's lint and format check over the whole tree, and a type check of the
+bpy-side code against the API stubs of the tested Blender versions (fake-bpy-module 4.2, 4.5
+and 5.2), so code that exists in only some of those APIs is caught."""
 
 import os
 import pathlib
@@ -17,7 +17,21 @@ VENVS = pathlib.Path(os.environ.get("RQ_VENVS", REPO / ".venvs"))
 def test_ruff_is_clean():
     result = subprocess.run(
         [sys.executable, "-m", "ruff", "check", "--no-cache", str(REPO)],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_format_leaves_every_file_as_it_is():
+    """The tree is laid out by ``ruff format`` (Blender's quote convention kept, see
+    pyproject.toml): run it before committing."""
+    result = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--check", "--no-cache", str(REPO)],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
 
@@ -31,8 +45,20 @@ def test_bpy_side_type_checks(version, tmp_path):
     # name so relative imports resolve as they do inside Blender.
     (tmp_path / "rq_rotations").symlink_to(REPO, target_is_directory=True)
     result = subprocess.run(
-        [str(python), "-m", "mypy", "--config-file", str(REPO / "pyproject.toml"),
-         "--cache-dir", str(tmp_path / "cache"), "-p", "rq_rotations"],
-        cwd=tmp_path, capture_output=True, text=True, check=False,
+        [
+            str(python),
+            "-m",
+            "mypy",
+            "--config-file",
+            str(REPO / "pyproject.toml"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "-p",
+            "rq_rotations",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
