@@ -3,7 +3,8 @@
 
 For export (glTF, FBX, game engines), which know only Blender's native rotation channels. The
 bake is the SAMPLED strategy of `rq_blender.conversion` with a native target: every frame of
-each bone's keyed range is sampled (in every action that animates it, each in its own time),
+each bone's keyed range (or of the Frame Range, ``frame_start`` to ``frame_end`` as
+``nla.bake`` names them) is sampled (in every action that animates it, each in its own time),
 converted with continuity (quaternions without sign flips, Euler angles nearest the previous
 frame), and written as keys; with a tolerance, keys are then removed while the rotation error
 stays within it at every frame. The bones leave the add-on's mode (drivers and parameter
@@ -17,7 +18,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 import bpy
-from bpy.props import EnumProperty, FloatProperty
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty
 
 from ..rq_blender import (
     bone_modes,
@@ -117,18 +118,45 @@ class POSE_OT_rq_bake(bpy.types.Operator):
         subtype='ANGLE',
     )
 
+    use_frame_range: BoolProperty(  # type: ignore[valid-type]
+        name="Frame Range",
+        default=False,
+        description="Bake the frames from Start to End instead of each bone's keyed range",
+    )
+    frame_start: IntProperty(  # type: ignore[valid-type]
+        name="Start Frame", default=1, description="First frame to bake (with Frame Range)"
+    )
+    frame_end: IntProperty(  # type: ignore[valid-type]
+        name="End Frame", default=250, description="Last frame to bake (with Frame Range)"
+    )
+
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
         return parameter_curves.poll_pose_or_graph(cls, context)
+
+    def draw(self, _context: bpy.types.Context) -> None:
+        layout = self.layout
+        layout.use_property_split = True
+        layout.prop(self, "target")
+        layout.prop(self, "keys")
+        row = layout.row()
+        row.active = self.keys == 'REDUCED'
+        row.prop(self, "tolerance")
+        layout.prop(self, "use_frame_range")
+        column = layout.column(align=True)
+        column.active = self.use_frame_range
+        column.prop(self, "frame_start", text="Start")
+        column.prop(self, "frame_end", text="End")
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         work = bake_bones(context)
         if not work:
             self.report({'WARNING'}, "Nothing baked: no selected bone is in RQ or Swing/Twist mode")
             return {'CANCELLED'}
+        frames = (self.frame_start, self.frame_end) if self.use_frame_range else None
         try:
             plans = [
-                (obj, conversion.plan_conversion(obj, names, self.target, "SAMPLED"))
+                (obj, conversion.plan_conversion(obj, names, self.target, "SAMPLED", frames))
                 for obj, names in work
             ]
         except (ValueError, KeyError) as error:

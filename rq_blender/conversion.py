@@ -598,9 +598,17 @@ def _interpolation_at(channels: Sequence[animdata.Channel | None], times: np.nda
 
 
 def plan_conversion(
-    obj: bpy.types.Object, bone_names: Sequence[str], target: str, strategy: str
+    obj: bpy.types.Object,
+    bone_names: Sequence[str],
+    target: str,
+    strategy: str,
+    frames: tuple[int, int] | None = None,
 ) -> list[BonePlan]:
     """Compute the conversion of ``bone_names`` of ``obj`` to ``target`` (reads only).
+
+    SAMPLED samples every frame of each keyed bone's key range in each action, or every
+    frame from ``frames[0]`` to ``frames[1]`` (inclusive, in the action's own time) when
+    given; KEYS keeps the key times and ignores ``frames``.
 
     Bones already in ``target`` are left out. For each bone and each action that keys its
     rotation, a `Track` holds the new keys (before any key reduction). Each time line starts
@@ -614,6 +622,8 @@ def plan_conversion(
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+    if frames is not None and frames[1] < frames[0]:
+        raise ValueError(f"the frame range ends ({frames[1]}) before it starts ({frames[0]})")
     uses = animdata.actions_of(obj)
     plans: list[BonePlan] = []
     # Time lines of all bones, converted together: (plan, use, times, interpolation, grid
@@ -644,7 +654,8 @@ def plan_conversion(
                 times = keys
                 interpolation = _interpolation_at(channels, keys)
             else:
-                times = np.arange(math.floor(keys[0]), math.ceil(keys[-1]) + 1, dtype=np.float64)
+                first, last = frames or (math.floor(keys[0]), math.ceil(keys[-1]))
+                times = np.arange(first, last + 1, dtype=np.float64)
                 interpolation = None
             group = next(
                 (

@@ -54,6 +54,31 @@ def test_every_frame_bake_matches_shells_spins_and_subframe_keys(addon):
         assert (np.einsum("ij,ij->i", q[1:], q[:-1]) > 0).all(), "quaternion sign flip"
 
 
+def test_frame_range_bakes_those_frames_only(addon):
+    """``use_frame_range`` with ``frame_start``/``frame_end`` (as ``nla.bake`` names them):
+    keys on exactly those frames, also past the bone's last key, each matching the pose."""
+    obj = ro.rq_rig({"Spin": ro.shell_keys()})
+    last = max(ro.frame_range(obj))
+    frames = [float(f) for f in range(5, int(last) + 4)]
+    before = rigs.pose_matrices(obj, frames)
+    result = bpy.ops.pose.rq_bake(
+        target='QUATERNION', use_frame_range=True, frame_start=5, frame_end=int(last) + 3
+    )
+    assert result == {'FINISHED'}
+    times, _ = _quaternion_keys(obj, "Spin")
+    np.testing.assert_array_equal(times, frames)
+    _assert_matches(before, rigs.pose_matrices(obj, frames), "frame range")
+
+
+def test_frame_range_that_ends_before_it_starts_changes_nothing(addon):
+    obj = ro.rq_rig({"Spin": ro.shell_keys()})
+    before = rigs.pose_matrices(obj, ro.frame_range(obj))
+    with pytest.raises(RuntimeError, match=r"ends \(4\) before it starts \(10\)"):
+        bpy.ops.pose.rq_bake(use_frame_range=True, frame_start=10, frame_end=4)
+    assert obj.pose.bones["Spin"]["rq_vector"] is not None
+    _assert_matches(before, rigs.pose_matrices(obj, ro.frame_range(obj)), "refused")
+
+
 @pytest.mark.parametrize("order", ["XYZ", "ZXY"])
 def test_euler_bake_uses_nearest_equivalent_angles(addon, order):
     obj = ro.rq_rig({"Spin": ro.shell_keys((0.1, 0.2, 1.0))})
