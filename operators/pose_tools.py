@@ -39,7 +39,7 @@ from typing import Any, cast
 import bpy
 from bpy.props import BoolProperty
 
-from ..rq_blender import bone_modes, compat, pose_mirror, transaction
+from ..rq_blender import bone_modes, compat, pose_mirror, reports, transaction
 from ..rq_blender.registration import register_classes_factory
 from ..rq_rotation import mirror_twist_limit
 
@@ -99,10 +99,6 @@ def _auto_keying(context: bpy.types.Context) -> bool:
     return scene is not None and scene.tool_settings.use_keyframe_insert_auto
 
 
-def _bones(count: int) -> str:
-    return f"{count} bone{'s' * (count != 1)}"
-
-
 class POSE_OT_rq_rot_clear(bpy.types.Operator):
     """Reset the rotation of the selected bones to the rest pose; RQ and swing/twist bones get
     zero parameters (within the twist range)"""
@@ -143,7 +139,9 @@ class POSE_OT_rq_rot_clear(bpy.types.Operator):
         except Exception as error:  # restored, reported, never raised
             return transaction.report_failure(self, error)
         what = "the transforms" if self.clear_all else "the rotation"
-        self.report({'INFO'}, f"Cleared {what} of {_bones(len(addon) + len(native))}")
+        self.report(
+            {'INFO'}, f"Cleared {what} of {reports.plural(len(addon) + len(native), 'bone')}"
+        )
         return {'FINISHED'}
 
     @staticmethod
@@ -199,7 +197,7 @@ class POSE_OT_rq_keyframe_insert(bpy.types.Operator):
                     self._key(pose_bone, channels)
         except Exception as error:  # restored, reported, never raised
             return transaction.report_failure(self, error)
-        self.report({'INFO'}, f"Keyed {_bones(len(addon) + len(native))}")
+        self.report({'INFO'}, f"Keyed {reports.plural(len(addon) + len(native), 'bone')}")
         return {'FINISHED'}
 
     @staticmethod

@@ -44,7 +44,7 @@ from bpy.props import BoolProperty, EnumProperty, FloatVectorProperty
 from bpy_extras import view3d_utils
 from mathutils import Matrix, Quaternion, Vector
 
-from ..rq_blender import bone_modes, conversion, pose_mirror, screen, transaction
+from ..rq_blender import bone_modes, conversion, pose_mirror, reports, screen, transaction
 from ..rq_blender.registration import register_classes_factory
 from ..rq_rotation import quat_to_rq, quat_to_swing_twist
 
@@ -493,7 +493,7 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
         count = len(self.bones)
         self.report(
             {'INFO'},
-            f"Rotated {count} bone{'s' * (count != 1)}"
+            f"Rotated {reports.plural(count, 'bone')}"
             + (" (stopped at joint limits)" if self.limited else ""),
         )
         return {'FINISHED'}
