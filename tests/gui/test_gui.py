@@ -62,6 +62,17 @@ def wait_for_change(gui, expression: str, previous, timeout: float = 20.0):
         time.sleep(0.05)
 
 
+def search_in_view(gui, text: str, across: int) -> None:
+    """Open the operator search (F3's ``wm.search_menu`` on the test-only key of
+    `gui_scenes.bind_search_key`) with the mouse 1/``across`` of the way into the 3D View,
+    and type ``text``."""
+    view = gui.run("result = gui_scenes.window_box(gui_scenes.area('VIEW_3D'))")
+    key = gui.run("result = gui_scenes.SEARCH_KEY")
+    x, y = view[0] + view[2] // across, view[1] + view[3] // 2
+    gui.xdotool("mousemove", str(x), str(y), "sleep", "0.3", "key", key, "sleep", "0.8")
+    gui.xdotool("type", "--delay", "40", text)
+
+
 def drag_edge(gui, area: str, start: tuple[int, int], end: tuple[int, int]) -> None:
     """Drag an area edge with the left mouse button, in steps as a hand would, until the
     area's box changes (Blender may be slow to see the first events)."""
@@ -215,23 +226,7 @@ def test_labels_fit_and_are_the_same_in_panels_menus_and_search(gui, chain):
     gui.xdotool("key", "Escape", "sleep", "0.5")
     assert gui.run("result = gui_scenes.bind_search_key()") == ["wm.search_menu"]
     try:
-        view = gui.run("result = gui_scenes.window_box(gui_scenes.area('VIEW_3D'))")
-        key = gui.run("result = gui_scenes.SEARCH_KEY")
-        gui.xdotool(
-            "mousemove",
-            str(view[0] + view[2] // 2),
-            str(view[1] + view[3] // 2),
-            "sleep",
-            "0.3",
-            "key",
-            key,
-            "sleep",
-            "0.8",
-            "type",
-            "--delay",
-            "40",
-            "RQ",
-        )
+        search_in_view(gui, "RQ", across=2)
         gui.xdotool("sleep", "1.0")
         gui.screenshot("labels-f3-search")
         gui.xdotool("key", "Escape", "sleep", "0.5")
@@ -649,24 +644,8 @@ def test_reports_in_the_info_editor_are_short_and_right(gui, undo_rig):
     # runs from the operator search, as an animator would run it.
     assert gui.run("result = gui_scenes.bind_search_key()") == ["wm.search_menu"]
     try:
-        view = gui.run("result = gui_scenes.window_box(gui_scenes.area('VIEW_3D'))")
-        key = gui.run("result = gui_scenes.SEARCH_KEY")
         last = gui.run(f"result = {LAST_OPERATOR}")
-        gui.xdotool(
-            "mousemove",
-            str(view[0] + view[2] // 3),
-            str(view[1] + view[3] // 2),
-            "sleep",
-            "0.3",
-            "key",
-            key,
-            "sleep",
-            "0.8",
-            "type",
-            "--delay",
-            "40",
-            "Bake RQ Rotations",
-        )
+        search_in_view(gui, "Bake RQ Rotations", across=3)
         gui.xdotool("sleep", "0.8", "key", "Return")
         assert wait_for_change(gui, LAST_OPERATOR, last, timeout=60.0)[0] == "POSE_OT_rq_bake"
         gui.screenshot("report-status-bar")
