@@ -5,12 +5,12 @@ an inverted twist range swapped). Both are one undo step and report what they di
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import bpy
 from bpy.props import StringProperty
 
-from ..rq_blender import bone_modes
+from ..rq_blender import bone_modes, transaction
 from ..rq_blender.registration import register_classes_factory
 
 if TYPE_CHECKING:
@@ -43,13 +43,14 @@ class POSE_OT_rq_reset_property(bpy.types.Operator):
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         pose_bone = _pose_bone(context, self.bone)
         if pose_bone is None:
-            self.report({'ERROR'}, f"Nothing changed: no pose bone {self.bone!r}")
-            return {'CANCELLED'}
+            return transaction.report_failure(self, ValueError(f"no pose bone {self.bone!r}"))
         try:
-            bone_modes.reset_property(pose_bone, self.name)
-        except ValueError as error:
-            self.report({'ERROR'}, f"Nothing changed: {error}")
-            return {'CANCELLED'}
+            with transaction.all_or_nothing(
+                [(cast(bpy.types.Object, pose_bone.id_data), pose_bone.name)]
+            ):
+                bone_modes.reset_property(pose_bone, self.name)
+        except Exception as error:
+            return transaction.report_failure(self, error)
         self.report({'INFO'}, f"Reset {self.name} of {pose_bone.name} to its default")
         return {'FINISHED'}
 
@@ -69,14 +70,15 @@ class POSE_OT_rq_fix_limits(bpy.types.Operator):
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         pose_bone = _pose_bone(context, self.bone)
         if pose_bone is None:
-            self.report({'ERROR'}, f"Nothing changed: no pose bone {self.bone!r}")
-            return {'CANCELLED'}
+            return transaction.report_failure(self, ValueError(f"no pose bone {self.bone!r}"))
         try:
-            bone_modes.check_values(pose_bone, "SWING_TWIST")
-        except ValueError as error:
-            self.report({'ERROR'}, f"Nothing changed: {error}")
-            return {'CANCELLED'}
-        changes = bone_modes.fix_limits(pose_bone)
+            with transaction.all_or_nothing(
+                [(cast(bpy.types.Object, pose_bone.id_data), pose_bone.name)]
+            ):
+                bone_modes.check_values(pose_bone, "SWING_TWIST")
+                changes = bone_modes.fix_limits(pose_bone)
+        except Exception as error:
+            return transaction.report_failure(self, error)
         if not changes:
             self.report({'INFO'}, f"The limits of {pose_bone.name} need no fix")
             return {'CANCELLED'}
