@@ -29,6 +29,7 @@ from ..rq_blender import (
     transaction,
 )
 from ..rq_blender.registration import register_classes_factory
+from ..rq_rotation.modes import EULER_ORDERS
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -37,7 +38,7 @@ TARGET_ITEMS = (
     ('QUATERNION', "Quaternion", "Quaternion keys (w, x, y, z), sign-continuous"),
     *(
         (order, f"{order} Euler", f"Euler keys in order {order}, each frame nearest the previous")
-        for order in conversion.EULER_ORDERS
+        for order in EULER_ORDERS
     ),
 )
 KEYS_ITEMS = (

@@ -44,7 +44,7 @@ from bpy.props import BoolProperty, EnumProperty, FloatVectorProperty
 from bpy_extras import view3d_utils
 from mathutils import Matrix, Quaternion, Vector
 
-from ..rq_blender import bone_modes, conversion, pose_mirror, reports, screen, transaction
+from ..rq_blender import bone_modes, pose_mirror, reports, screen, transaction
 from ..rq_blender.registration import register_classes_factory
 from ..rq_rotation import quat_to_rq, quat_to_swing_twist
 
@@ -481,7 +481,7 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
                 else:
                     pose_bone.matrix_basis = state.start["matrix_basis"]
             elif auto_key:
-                self._key(pose_bone, state)
+                pose_mirror.key_rotation(pose_bone)
             obj.update_tag()
         if not confirm:
             pose_mirror.restore(self.mirrors)
@@ -497,12 +497,6 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
             + (" (stopped at joint limits)" if self.limited else ""),
         )
         return {'FINISHED'}
-
-    @staticmethod
-    def _key(pose_bone: bpy.types.PoseBone, state: BoneState) -> None:
-        """Auto-keying: key the channels this drag changed (the mode's, `conversion.layout`)."""
-        for path, _ in conversion.layout(state.mode):
-            pose_bone.keyframe_insert(path, group=pose_bone.name)
 
 
 register, unregister = register_classes_factory((POSE_OT_rq_rotate,))

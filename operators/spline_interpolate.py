@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """``pose.rq_spline_interpolate``: make RQ channels interpolate as an RQ-space cubic spline,
-stored as ordinary Bezier F-curve keys (see `rq_blender.spline_keys`)."""
+stored as ordinary Bezier F-curve keys (see ``rq_rotation.keyframes.spline_keys``)."""
 
 from __future__ import annotations
 
@@ -18,10 +18,10 @@ from ..rq_blender import (
     parameter_curves,
     progress,
     reports,
-    spline_keys,
     transaction,
 )
 from ..rq_blender.registration import register_classes_factory
+from ..rq_rotation.keyframes import spline_keys
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems

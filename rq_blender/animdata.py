@@ -26,8 +26,9 @@ from typing import Any
 import bpy
 import numpy as np
 
-from . import compat, fcurve_math
-from .fcurve_math import Keys
+from ..rq_rotation.keyframes import fcurve_math
+from ..rq_rotation.keyframes.fcurve_math import Keys
+from . import compat
 
 # Keyframe.handle_left_type / handle_right_type enum values.
 HANDLE_FREE = 0

@@ -1,22 +1,10 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Converting pose bones' rotation animation between rotation modes.
 
-Pure logic on arrays in the middle (`values_to_quat`, `continuous_values`, `refine_grid`),
-Blender I/O only through `animdata` at the edges (`plan_conversion` reads, `apply_plan`
-writes). Every action animating the armature is converted in its own time (the active action
-and those of NLA strips, each with its slot).
-
-Channel values of a mode, as rows of shape (k,):
-
-==============  ==  =============================================================
-mode            k   values
-==============  ==  =============================================================
-QUATERNION      4   ``rotation_quaternion`` ``(w, x, y, z)`` (normalized by Blender)
-XYZ ... ZYX     3   ``rotation_euler`` (angles about X, Y, Z)
-AXIS_ANGLE      4   ``rotation_axis_angle`` ``(angle, x, y, z)``
-RQ              3   ``pose_bone["rq_vector"]``
-SWING_TWIST     3   ``pose_bone["rq_swing"]`` (2) then ``pose_bone["rq_twist"]`` (1)
-==============  ==  =============================================================
+A planner and a writer around the bpy-free algorithms of ``rq_rotation.keyframes``:
+`plan_conversion` reads every action animating the armature (the active action and those of
+NLA strips, each with its slot) through `animdata` and computes the new keys, `apply_plan`
+writes them. Channel values are the modes' (``rq_rotation.modes``).
 
 Strategies:
 
@@ -26,21 +14,17 @@ Strategies:
   the rotation angle between the source and the converted curves stays within ``tolerance``
   at every frame (tolerance 0 keeps every frame).
 
-Continuity: values are chained along each bone's time line with the core's ``near``
-conversions (no quaternion sign flips, Euler nearest equivalents, RQ and swing/twist shells
-that follow the motion), starting at the equivalent closest to the source's own rotation
-vector (`rotation_vectors`: a bone keyed at 720 degrees stays there). The chain runs over a
-grid refined between keys until no step turns more than `MAX_STEP` (bounded from the source
-channels' own change, so a source that spins 720 degrees between two keys keeps its two
-revolutions; a source keyed on every frame needs no refinement), and is computed in bulk:
-a vectorized guess checked against the chain's rule (`_chain`).
+Continuity: values are chained along each bone's time line (``keyframes.continuity``),
+starting at the equivalent closest to the source's own rotation vector
+(``modes.rotation_vectors``: a bone keyed at 720 degrees stays there), over a grid refined
+between keys until no step turns more than a quarter turn (``keyframes.refine``).
 
 Swing/twist targets: the drivers clamp the swing into ``rq_swing_limit`` and the twist into
 ``rq_twist_limit``. Limits that restrict nothing (the defaults) are widened after writing to
-cover the new curves (`widen_limits`), so switching never changes the animation; swings
-longer than `SWING_REACH` move to their shortest equivalent (the drivers pose swings below
-2 pi only). User-set limits keep every stored value inside (`fit_to_limits`): an equivalent
-inside where one exists (same pose), else the closest point (the pose the joint can reach).
+cover the new curves (`widen_limits`), so switching never changes the animation; long swings
+move to their shortest equivalent. User-set limits keep every stored value inside
+(``keyframes.limits.fit_to_limits``): an equivalent inside where one exists (same pose), else
+the closest point (the pose the joint can reach).
 """
 
 from __future__ import annotations
@@ -52,455 +36,15 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from .. import rq_rotation as rq
-from . import animdata, bone_modes, drivers, fcurve_math
+from ..rq_rotation import clamp_twist, quat_angle_between, scale_swing_into_ellipse
+from ..rq_rotation.keyframes import fcurve_math
+from ..rq_rotation.keyframes.continuity import continuous_values
+from ..rq_rotation.keyframes.limits import fit_to_limits, limits_restrict_nothing, shorten_swings
+from ..rq_rotation.keyframes.refine import dense_enough, refine_grid
+from ..rq_rotation.modes import ADDON_MODES, MODES, NATIVE_MODES, rotation_vectors, values_to_quat
+from . import animdata, bone_modes, drivers
 
-EULER_ORDERS = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
 STRATEGIES = ("KEYS", "SAMPLED")
-
-# The largest rotation (radians) between two consecutive samples of the continuity chain. A
-# nearest-equivalent choice is right while the true step is under pi; the bounds used to
-# refine are conservative, so a quarter turn leaves a wide margin.
-MAX_STEP = math.pi / 4
-# At most this many refinement passes (each at least doubles the density where needed).
-MAX_REFINE_PASSES = 16
-# `_chain`: samples chained one at a time where the guess keeps failing, and the difference
-# below which two results are the same (equivalents differ by about pi or more).
-CHAIN_BLOCK = 16
-CHAIN_ATOL = 1e-9
-# RQ chain steps shorter than this (radians, under pi with a wide margin for rounding) need
-# no conversion near their predecessor (`_step_from_guess`).
-RQ_SURE_STEP = 0.9 * math.pi
-# Swing/twist bones whose limits restrict nothing keep continuous swings up to this length
-# (longer ones move to their shortest equivalent): the drivers pose swings shorter than
-# 2 pi only (see `drivers`), and interpolation between keys needs a margin.
-SWING_REACH = 1.5 * math.pi
-
-
-def layout(mode: str) -> tuple[tuple[str, int], ...]:
-    """The properties holding a mode's channel values: ``((prop, size), ...)``, ``prop`` as
-    `animdata.bone_data_path` takes it (an RNA name, or an ID property in brackets)."""
-    if mode == "QUATERNION":
-        return (("rotation_quaternion", 4),)
-    if mode == "AXIS_ANGLE":
-        return (("rotation_axis_angle", 4),)
-    if mode in EULER_ORDERS:
-        return (("rotation_euler", 3),)
-    return tuple((f'["{name}"]', size) for name, size in bone_modes.PARAMETERS[mode])
-
-
-def values_to_quat(mode: str, values: np.ndarray) -> np.ndarray:
-    """Rotations of channel values (see the module table), shape (..., k) -> (..., 4)."""
-    values = np.asarray(values, dtype=np.float64)
-    if mode == "QUATERNION":
-        norm = np.linalg.norm(values, axis=-1, keepdims=True)
-        # Blender poses a zero quaternion as the identity.
-        return np.where(norm > 0, values / np.where(norm > 0, norm, 1.0), [1.0, 0, 0, 0])
-    if mode == "AXIS_ANGLE":
-        return rq.blender_axis_angle_to_quat(values)
-    if mode in EULER_ORDERS:
-        return rq.euler_to_quat(values, mode)
-    if mode == "RQ":
-        return rq.rq_to_quat(values)
-    return rq.swing_twist_to_quat(values[..., :2], values[..., 2])
-
-
-def rotation_vectors(mode: str, values: np.ndarray) -> np.ndarray:
-    """Rotation vectors that keep the extra revolutions channel values show, (..., k) ->
-    (..., 3): the start (and the guesses) of the continuity chain.
-
-    RQ: the vector itself; AXIS_ANGLE: angle times axis; Euler: the three angles as a vector
-    (exact for a rotation about one axis, a guess otherwise); SWING_TWIST: ``(r_x, twist,
-    r_z)``; QUATERNION: the shortest vector (a quaternion holds no revolutions).
-    """
-    values = np.asarray(values, dtype=np.float64)
-    if mode in EULER_ORDERS or mode == "RQ":
-        return values
-    if mode == "AXIS_ANGLE":
-        return rq.blender_axis_angle_to_rq(values)
-    if mode == "SWING_TWIST":
-        return values[..., [0, 2, 1]]
-    return rq.quat_to_rq(values_to_quat(mode, values))
-
-
-def _nearest(mode: str) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-    """The core's ``near`` conversion into ``mode`` (Euler, SWING_TWIST or RQ):
-    ``(q (m, 4), near (m, k)) -> (m, k)``, each row the equivalent closest to its ``near``."""
-    if mode in EULER_ORDERS:
-        return lambda q, near: rq.quat_to_euler(q, mode, near=near)
-    if mode == "SWING_TWIST":
-
-        def swing_twist(q, near):
-            swing, twist = rq.quat_to_swing_twist(q, near=(near[:, :2], near[:, 2]))
-            return np.concatenate([swing, np.asarray(twist)[:, None]], axis=1)
-
-        return swing_twist
-    return lambda q, near: rq.quat_to_rq(q, near=near)
-
-
-def _unwrap(angles: np.ndarray) -> np.ndarray:
-    """Lines of angles (B, N, ...) along axis 1 with multiples of 2 pi added so that no step
-    exceeds pi (``np.unwrap`` in fewer passes; a step of exactly pi may go either way)."""
-    turns = np.round(np.diff(angles, axis=1) / (2.0 * math.pi))
-    out = angles.copy()
-    out[:, 1:] -= 2.0 * math.pi * np.cumsum(turns, axis=1)
-    return out
-
-
-def _unwrap_vectors(v: np.ndarray, first: np.ndarray) -> np.ndarray:
-    """A guess of the continuous equivalents of lines of rotation vectors (B, N, d) (RQ
-    vectors, or swings for d = 2) starting at ``first`` (B, d): axes kept in one hemisphere
-    along each line, the signed angles along them unwrapped (`_unwrap`)."""
-    theta = np.sqrt(np.einsum("bni,bni->bn", v, v))
-    unit = v / np.where(theta > 0, theta, 1.0)[..., None]
-    flips = np.einsum("bni,bni->bn", unit[:, 1:], unit[:, :-1]) < 0
-    # signs[:, i] = (-1)^(flips up to i), computed in place.
-    signs = np.ones(theta.shape)
-    odd = np.cumsum(flips, axis=1, dtype=np.int32)
-    odd &= 1
-    signs[:, 1:] -= 2.0 * odd
-    signed = signs * theta
-    signed[:, 0] = np.where(
-        theta[:, 0] > 0, np.einsum("bi,bi->b", first, unit[:, 0]), np.linalg.norm(first, axis=1)
-    )
-    signs *= _unwrap(signed)
-    unit *= signs[..., None]
-    return unit
-
-
-def _guess(mode: str, q: np.ndarray, first: np.ndarray) -> np.ndarray:
-    """A cheap, vectorized guess (B, N, k) of the continuity chain of lines ``q`` (B, N, 4)
-    in ``mode`` (Euler, SWING_TWIST or RQ) from their first values ``first`` (B, k); checked
-    by `_chain`.
-
-    Euler: Blender's solution, switched to the other one ``(a + pi, pi - b, c + pi)`` after
-    every jump of about pi in the first angle (a pass through ``b = +-pi/2``), unwrapped.
-    RQ and swings: `_unwrap_vectors`; twists unwrapped (`_unwrap`).
-    """
-    if mode in EULER_ORDERS:
-        e = rq.quat_to_euler(q, mode)
-        jump = np.abs(np.angle(np.exp(1j * np.diff(e[..., 0], axis=1)))) > 0.5 * math.pi
-        other = np.concatenate([np.zeros((len(q), 1)), np.cumsum(jump, axis=1)], axis=1) % 2 > 0
-        e[other] = e[other] * [1.0, -1.0, 1.0] + math.pi
-        e[:, 0] = first
-        return _unwrap(e)
-    if mode == "SWING_TWIST":
-        swing, twist = rq.quat_to_swing_twist(q)
-        twist[:, 0] = first[:, 2]
-        unwrapped = _unwrap(twist)[..., None]
-        return np.concatenate([_unwrap_vectors(swing, first[:, :2]), unwrapped], axis=-1)
-    return _unwrap_vectors(rq.quat_to_rq(q), first)
-
-
-def _step_from_guess(mode: str, q: np.ndarray, guess: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """One chain step from every sample of guessed lines ``guess`` (B, N, k) of rotations
-    ``q`` (B, N, 4) in ``mode`` (as `_chain`): ``out[:, i] = nearest(q[:, i], near=guess[:,
-    i - 1])``, ``out[:, 0] = guess[:, 0]``; and ``wrong`` (B, N), where ``out`` and ``guess``
-    differ by more than `CHAIN_ATOL`. Up to and including its first wrong sample, a line of
-    ``out`` is the chain's (each sample converted near its predecessor, equal to it up to
-    `CHAIN_ATOL`).
-
-    RQ: the equivalents of a rotation lie on a line through 0, ``2 pi`` apart (the identity:
-    on spheres ``2 pi`` apart), and ``quat_to_rq(near=p)`` is the one closest to ``p``; so a
-    guessed equivalent less than pi from its predecessor is that one already and needs no
-    conversion (`RQ_SURE_STEP`; `_guess` gives equivalents of ``q``).
-    """
-    b, n = guess.shape[:2]
-    out = guess.copy()
-    wrong = np.zeros((b, n), dtype=bool)
-    if mode == "RQ":
-        step = np.diff(guess, axis=1)
-        todo = np.einsum("bni,bni->bn", step, step) >= RQ_SURE_STEP * RQ_SURE_STEP
-    else:
-        todo = np.ones((b, n - 1), dtype=bool)
-    if todo.any():
-        # Only converted samples can differ from the guess.
-        was = guess[:, 1:][todo]
-        now = _nearest(mode)(q[:, 1:][todo], guess[:, :-1][todo])
-        out[:, 1:][todo] = now
-        wrong[:, 1:][todo] = (np.abs(now - was) > CHAIN_ATOL).any(axis=1)
-    return out, wrong
-
-
-def _chain(mode: str, q: np.ndarray, first: np.ndarray) -> np.ndarray:
-    """The continuity chain in ``mode`` (Euler, SWING_TWIST or RQ) along lines ``q`` (B, N,
-    4): ``out[:, 0] = first`` (B, k), ``out[:, i] = nearest(q[:, i], near=out[:, i - 1])``
-    (`_nearest`), computed in bulk.
-
-    Every sample is converted near its predecessor in a guess (`_guess`) at once, and where
-    the results agree with the guess the guess was right (`_step_from_guess`). A line is
-    correct up to its first disagreement; the rest of it is guessed again from there and
-    checked, until it agrees. Where disagreements come within `CHAIN_BLOCK` samples of each
-    other (Euler angles near gimbal lock), the next `CHAIN_BLOCK` samples are chained one at
-    a time first. So the result is the chain's (samples equal to `CHAIN_ATOL`) at the cost
-    of one conversion of every sample when the guess is good, and of the rest of a line per
-    isolated disagreement (an RQ axis swinging fast at a large angle).
-    """
-    nearest = _nearest(mode)
-    n = q.shape[1]
-    guess = _guess(mode, q, first)
-    guess[:, 0] = first
-    if n < 2:
-        return guess
-    out, wrong = _step_from_guess(mode, q, guess)
-    for line in np.flatnonzero(wrong.any(axis=1)):
-        # Samples before ``start`` are the chain's.
-        start = 1 + int(np.argmax(wrong[line]))
-        lq, lout = q[line], out[line]
-        while start < n:
-            tail_guess = _guess(mode, lq[None, start - 1 :], lout[None, start - 1])
-            tail_guess[0, 0] = lout[start - 1]
-            tail, bad = _step_from_guess(mode, lq[None, start - 1 :], tail_guess)
-            lout[start:] = tail[0, 1:]
-            if not bad.any():
-                break
-            advance = int(np.argmax(bad[0]))
-            start += advance
-            if advance < CHAIN_BLOCK:
-                stop = min(start + CHAIN_BLOCK, n)
-                for i in range(start, stop):
-                    lout[i] = nearest(lq[i : i + 1], lout[i - 1 : i])[0]
-                start = stop
-    return out
-
-
-def continuous_values(mode: str, q: np.ndarray, near: np.ndarray) -> np.ndarray:
-    """Channel values of ``mode`` along time lines of rotations, continuous in time.
-
-    Parameters
-    ----------
-    mode : str
-        Target mode.
-    q : ndarray, shape (B, N, 4)
-        B time lines of N rotations each, consecutive ones less than half a turn apart.
-    near : ndarray, shape (B, 3)
-        Rotation vectors (see `rotation_vectors`): the first sample of each line is the
-        equivalent closest to its one (for QUATERNION, in the hemisphere of
-        ``rq_to_quat(near)``).
-
-    Returns
-    -------
-    ndarray, shape (B, N, k)
-        Quaternions without sign flips; Euler angles, RQ vectors and swings/twists each the
-        equivalent closest to the previous sample (the core's ``near`` conversions, see
-        `_chain`); axis-angle from the continuous RQ vector with the axis kept in one
-        hemisphere (the angle changing sign).
-    """
-    q = np.asarray(q, dtype=np.float64)
-    near = np.asarray(near, dtype=np.float64)
-    b, n = q.shape[:2]
-    k = 4 if mode in ("QUATERNION", "AXIS_ANGLE") else 3
-    if n == 0:
-        return np.empty((b, 0, k))
-    if mode == "QUATERNION":
-        flip = np.einsum("bi,bi->b", q[:, 0], rq.rq_to_quat(near)) < 0
-        q = np.where(flip[:, None, None], -q, q)
-        return np.stack([rq.align_quat_signs(line) for line in q])
-    chained = mode if mode in EULER_ORDERS or mode == "SWING_TWIST" else "RQ"
-    start = near[:, [0, 2, 1]] if mode == "SWING_TWIST" else near
-    v = _chain(chained, q, _nearest(chained)(q[:, 0], start))
-    if mode != "AXIS_ANGLE":
-        return v
-    angle_axis = rq.rq_to_blender_axis_angle(v)
-    axis = angle_axis[..., 1:]
-    dots = np.einsum("bni,bni->bn", axis[:, 1:], axis[:, :-1])
-    signs = np.cumprod(np.where(dots < 0, -1.0, 1.0), axis=1)
-    signs = np.concatenate([np.ones((b, 1)), signs], axis=1)
-    return angle_axis * signs[..., None]
-
-
-def _channel_steps(mode: str, values: np.ndarray) -> np.ndarray:
-    """Upper bounds of the rotation angle between consecutive rows of channel values, shape
-    (N, k) -> (N - 1,). Catches whole turns that quaternion distances cannot see (Euler or
-    RQ channels moving by 2 pi).
-
-    Euler, RQ and swing/twist: the sum of the channels' absolute changes (a rotation about
-    one axis by ``e`` turns by at most ``|e|``, compositions add up, and the exponential map
-    never lengthens a path). QUATERNION and AXIS_ANGLE: approximate (see `refine_grid`).
-    """
-    delta = np.abs(np.diff(values, axis=0))
-    if mode == "QUATERNION":
-        norm = np.linalg.norm(values, axis=1)
-        low = np.maximum(np.minimum(norm[1:], norm[:-1]), 1e-12)
-        return 2.0 * np.linalg.norm(delta, axis=1) / low
-    if mode == "AXIS_ANGLE":
-        norm = np.linalg.norm(values[:, 1:], axis=1)
-        low = np.maximum(np.minimum(norm[1:], norm[:-1]), 1e-12)
-        size = np.maximum(np.abs(values[1:, 0]), np.abs(values[:-1, 0]))
-        return delta[:, 0] + 2.0 * size * np.linalg.norm(delta[:, 1:], axis=1) / low
-    return delta.sum(axis=1)
-
-
-def _extra_samples(mode: str, grid: np.ndarray, values: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """How many samples each gap of a grid (N,) needs inserted for the chain's steps to stay
-    under `MAX_STEP`, shape (N - 1,), from the source's channel values (N, k) and rotations
-    (N, 4) on the grid (gaps under 1e-3 frames need none)."""
-    steps = _channel_steps(mode, values)
-    if mode in ("QUATERNION", "AXIS_ANGLE"):
-        # Their channel bounds are approximate: the true angle may be the larger.
-        steps = np.maximum(steps, rq.quat_angle_between(q[:-1], q[1:]))
-    extra = np.ceil(steps / MAX_STEP).astype(int) - 1
-    extra[np.diff(grid) < 1e-3] = 0
-    return extra
-
-
-def _dense_enough(
-    modes: Sequence[str],
-    grids: Sequence[np.ndarray],
-    values: Sequence[np.ndarray],
-    quats: Sequence[np.ndarray],
-) -> np.ndarray:
-    """Which lines (grid (n,), values (n, k), rotations (n, 4), each in its source mode) need
-    no refinement (`refine_grid` would keep their grid), shape (lines,) bool: one
-    `_extra_samples` call per mode on the lines stacked (the gaps from one line to the next
-    are not counted)."""
-    dense = np.ones(len(modes), dtype=bool)
-    for mode in set(modes):
-        index = [i for i, m in enumerate(modes) if m == mode]
-        extra = _extra_samples(
-            mode,
-            np.concatenate([grids[i] for i in index]),
-            np.concatenate([values[i] for i in index]),
-            np.concatenate([quats[i] for i in index]),
-        )
-        stops = np.cumsum([len(grids[i]) for i in index])
-        # Gaps before each sample that need samples; a line's own gaps end before its last.
-        needy = np.cumsum(np.concatenate([[0], extra > 0]))
-        starts = np.concatenate([[0], stops[:-1]])
-        dense[index] = needy[stops - 1] == needy[starts]
-    return dense
-
-
-def refine_grid(
-    mode: str,
-    times: np.ndarray,
-    evaluate: Callable[[np.ndarray], np.ndarray],
-    at_times: tuple[np.ndarray, np.ndarray] | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """A time grid through ``times`` dense enough for the continuity chain.
-
-    A single pass when the source's own steps between ``times`` are already under `MAX_STEP`
-    (a source keyed on every frame); otherwise samples are added between times until they
-    are.
-
-    Parameters
-    ----------
-    mode : str
-        The source mode; ``evaluate(t)`` gives its channel values, (m,) -> (m, k).
-    times : ndarray, shape (n,)
-        Increasing times that must be on the grid.
-    at_times : (values (n, k), q (n, 4)), optional
-        The source's channel values and rotations at ``times``, if already known.
-
-    Returns
-    -------
-    grid : ndarray, shape (N,)
-    on_times : ndarray of bool, shape (N,)
-        Which grid points are ``times``.
-    values : ndarray, shape (N, k)
-        The source channel values on the grid.
-    q : ndarray, shape (N, 4)
-        The source rotations on the grid.
-    """
-    grid = np.asarray(times, dtype=np.float64)
-    on_times = np.ones(len(grid), dtype=bool)
-    if at_times is None:
-        values = evaluate(grid)
-        q = values_to_quat(mode, values)
-    else:
-        values, q = at_times
-    for _ in range(MAX_REFINE_PASSES):
-        if len(grid) < 2:
-            break
-        count = np.clip(_extra_samples(mode, grid, values, q), 0, 64)
-        if not count.any():
-            break
-        # Gap i gets count[i] evenly spaced samples; only they are evaluated.
-        gap = np.repeat(np.arange(len(count)), count)
-        rank = np.arange(1, len(gap) + 1) - np.repeat(np.cumsum(count) - count, count)
-        new = grid[gap] + (grid[gap + 1] - grid[gap]) * rank / (count[gap] + 1)
-        new_values = evaluate(new)
-        order = np.argsort(np.concatenate([grid, new]), kind="stable")
-        grid = np.concatenate([grid, new])[order]
-        on_times = np.concatenate([on_times, np.zeros(len(new), dtype=bool)])[order]
-        values = np.concatenate([values, new_values])[order]
-        q = np.concatenate([q, values_to_quat(mode, new_values)])[order]
-    return grid, on_times, values, q
-
-
-def limits_restrict_nothing(swing_limit: Sequence[float], twist_limit: Sequence[float]) -> bool:
-    """Whether swing/twist limits ``[a, b]``, ``[min, max]`` let the joint reach every
-    orientation as its defaults do (``a, b >= pi`` and ``[-pi, pi]`` inside the twist range).
-    Such limits are widened to cover converted animation (`widen_limits`); any others are
-    the user's joint limits (`fit_to_limits`)."""
-    a, b = swing_limit
-    low, high = twist_limit
-    return bool(a >= math.pi and b >= math.pi and low <= -math.pi and high >= math.pi)
-
-
-def shorten_swings(values: np.ndarray) -> np.ndarray:
-    """Swing/twist values (n, 3) with every swing longer than `SWING_REACH` moved to its
-    shortest equivalent (``rq.reparameterize``); twists unchanged."""
-    values = np.array(values, dtype=np.float64)
-    long = np.hypot(values[:, 0], values[:, 1]) > SWING_REACH
-    if long.any():
-        swing = np.zeros((int(long.sum()), 3))
-        swing[:, [0, 2]] = values[long, :2]
-        values[long, :2] = rq.reparameterize(swing)[:, [0, 2]]
-    return values
-
-
-def fit_to_limits(
-    values: np.ndarray, swing_limit: Sequence[float], twist_limit: Sequence[float]
-) -> tuple[np.ndarray, np.ndarray]:
-    """Swing/twist values (n, 3) stored inside user-set joint limits.
-
-    Each swing ``L u`` (``u`` a unit vector) is replaced by the equivalent ``(L + 2 pi k) u``
-    inside the ellipse ``[a, b]`` with the smallest ``|k|``, each twist by ``t + 2 pi m`` inside
-    ``[min, max]`` with the smallest ``|m|``: the same pose, as close to the continuous value
-    as the limits allow. Where no equivalent is inside, the value becomes the closest point
-    of the limits (the core's ``clamp_swing_ellipse`` of the shortest swing, ``clamp_twist``):
-    the pose the joint can reach, which the drivers' clamp leaves alone.
-
-    Returns
-    -------
-    fitted : ndarray, shape (n, 3)
-    moved : ndarray of bool, shape (n,)
-        Rows whose pose changed (no equivalent inside the limits).
-    """
-    values = np.asarray(values, dtype=np.float64)
-    # The limits as the drivers apply them (a negative semi-axis is 0, an inverted range
-    # holds the twist at its first value).
-    a, b, low, high = (float(x) for x in rq.effective_limits(*swing_limit, *twist_limit))
-    two_pi = 2.0 * math.pi
-    twist = values[:, 2]
-    m_low = np.ceil((low - twist) / two_pi)
-    m_high = np.floor((high - twist) / two_pi)
-    twist_ok = m_low <= m_high
-    fitted_twist = np.where(
-        twist_ok, twist + two_pi * np.clip(0.0, m_low, m_high), rq.clamp_twist(twist, low, high)
-    )
-    swing = values[:, :2]
-    length = np.hypot(swing[:, 0], swing[:, 1])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        unit = swing / length[:, None]
-        # The ellipse's radius along u (0 along a zero semi-axis).
-        radius = 1.0 / np.hypot(unit[:, 0] / a, unit[:, 1] / b)
-    radius = np.nan_to_num(radius, nan=0.0)
-    k_low = np.ceil((-radius - length) / two_pi)
-    k_high = np.floor((radius - length) / two_pi)
-    swing_ok = (length == 0.0) | (k_low <= k_high)
-    shifted = np.where(
-        (length > 0.0)[:, None],
-        unit * (length + two_pi * np.clip(0.0, k_low, k_high))[:, None],
-        swing,
-    )
-    shortest = np.zeros((len(values), 3))
-    shortest[:, [0, 2]] = swing
-    closest = rq.clamp_swing_ellipse(rq.reparameterize(shortest)[:, [0, 2]], a, b)
-    fitted_swing = np.where(swing_ok[:, None], shifted, closest)
-    fitted = np.concatenate([fitted_swing, fitted_twist[:, None]], axis=1)
-    return fitted, ~(twist_ok & swing_ok)
 
 
 @dataclass
@@ -539,9 +83,10 @@ class BonePlan:
 def static_values(pose_bone: bpy.types.PoseBone, mode: str) -> np.ndarray:
     """The bone's current (unanimated or evaluated) channel values in ``mode``, (k,)."""
     parts = []
-    for prop, size in layout(mode):
-        value = pose_bone[prop[2:-2]] if prop.startswith("[") else getattr(pose_bone, prop)
-        parts.append(np.reshape(np.asarray(value, dtype=np.float64), size))
+    for parameter in MODES[mode].parameters:
+        name = parameter.name
+        value = pose_bone[name] if parameter.id_property else getattr(pose_bone, name)
+        parts.append(np.reshape(np.asarray(value, dtype=np.float64), parameter.size))
     return np.concatenate(parts)
 
 
@@ -555,8 +100,8 @@ def posed_values(pose_bone: bpy.types.PoseBone, mode: str, values: np.ndarray) -
     if mode != "SWING_TWIST":
         return values
     (a, b), (low, high) = bone_modes.joint_limits(pose_bone)
-    swing = rq.scale_swing_into_ellipse(values[..., :2], a, b)
-    twist = rq.clamp_twist(values[..., 2], low, high)
+    swing = scale_swing_into_ellipse(values[..., :2], a, b)
+    twist = clamp_twist(values[..., 2], low, high)
     return np.concatenate([swing, twist[..., None]], axis=-1)
 
 
@@ -565,9 +110,9 @@ def _read_source(use, pose_bone: bpy.types.PoseBone, mode: str, static: np.ndarr
     at (`posed_values`), or None when the action does not key it."""
     owner = animdata.fcurve_owner(use)
     channels: list[animdata.Channel | None] = []
-    for prop, size in layout(mode):
-        path = animdata.bone_data_path(pose_bone.name, prop)
-        channels.extend(animdata.read_channels(owner, path, size))
+    for parameter in MODES[mode].parameters:
+        path = animdata.bone_data_path(pose_bone.name, parameter.path)
+        channels.extend(animdata.read_channels(owner, path, parameter.size))
     if all(c is None for c in channels):
         return None
 
@@ -615,7 +160,7 @@ def plan_conversion(
     at the equivalent closest to the source's own rotation vector (`rotation_vectors`), so a
     source sitting at extra revolutions keeps them where the target can. Swing/twist targets
     are fitted to the bone's joint limits (`fit_to_limits`) unless those restrict nothing
-    (swings then shortened past `SWING_REACH`, `shorten_swings`). Raises ValueError, before
+    (long swings then shortened, `shorten_swings`). Raises ValueError, before
     anything is changed, for an unknown strategy, a bone whose rotation channel is driven
     by something other than the add-on, or stored values no tool can use
     (`bone_modes.check_values`).
@@ -637,7 +182,7 @@ def plan_conversion(
         if source == target:
             continue
         bone_modes.check_values(pose_bone, target)
-        entering = source not in bone_modes.ADDON_MODES and target in bone_modes.ADDON_MODES
+        entering = source not in ADDON_MODES and target in ADDON_MODES
         if entering and drivers.bone_drivers(pose_bone):
             raise ValueError(f"bone '{name}': its rotation is already driven by other drivers")
         static = posed_values(pose_bone, source, static_values(pose_bone, source))
@@ -673,7 +218,7 @@ def plan_conversion(
     # densely enough (every frame) needs nothing more (`refine_grid`).
     at_times = [evaluate(times) for *_, times, _, evaluate in sources]
     at_quats = _quats_by_mode([line[0].source for line in sources], at_times)
-    dense = _dense_enough(
+    dense = dense_enough(
         [line[0].source for line in sources], [line[3] for line in sources], at_times, at_quats
     )
     for (plan, use, group, times, interpolation, evaluate), values, q, done in zip(
@@ -736,7 +281,7 @@ def _limit_fitter(
     Returns ``(fit, unlimited)``: ``fit(values) -> (stored values, moved (n,) bool)`` and
     whether the bone's limits restrict nothing. Only swing/twist has limits: user-set ones
     fit the values inside (`fit_to_limits`); otherwise swings are shortened past
-    `SWING_REACH` (`shorten_swings`, same pose) and the limits are widened after writing.
+    their reach (`shorten_swings`, same pose) and the limits are widened after writing.
     """
 
     def keep(values):
@@ -753,7 +298,7 @@ def _limit_fitter(
 def rotation_error(mode: str, values: np.ndarray, source_quats: np.ndarray) -> np.ndarray:
     """Rotation angle (radians) between channel values and source rotations, (n, k), (n, 4)
     -> (n,)."""
-    return rq.quat_angle_between(values_to_quat(mode, values), source_quats)
+    return quat_angle_between(values_to_quat(mode, values), source_quats)
 
 
 def _write_track(
@@ -765,9 +310,9 @@ def _write_track(
     times = track.times[mask]
     values = track.values[mask]
     interpolation = None if track.interpolation is None else track.interpolation[mask]
-    for prop, size in layout(target):
-        path = animdata.bone_data_path(bone, prop)
-        for index in range(size):
+    for parameter in MODES[target].parameters:
+        path = animdata.bone_data_path(bone, parameter.path)
+        for index in range(parameter.size):
             written.append(
                 animdata.write_keys(
                     owner, path, index, track.group, times, values[:, column], interpolation
@@ -810,13 +355,13 @@ def _write_reduced(
 
 def _switch_mode(pose_bone: bpy.types.PoseBone, plan: BonePlan) -> None:
     """Put the bone in ``plan.target`` with the current pose as its static value."""
-    native_target = plan.target in bone_modes.NATIVE_MODES
-    if plan.source in bone_modes.ADDON_MODES:
+    native_target = plan.target in NATIVE_MODES
+    if plan.source in ADDON_MODES:
         bone_modes.leave_mode(pose_bone, plan.target if native_target else "QUATERNION")
     if native_target:
         setattr(pose_bone, "rotation_mode", plan.target)  # noqa: B010 (a str, not its Literal)
-        ((prop, _),) = layout(plan.target)
-        setattr(pose_bone, prop, plan.static)
+        (parameter,) = MODES[plan.target].parameters
+        setattr(pose_bone, parameter.name, plan.static)
     elif plan.target == "RQ":
         bone_modes.enter_mode(pose_bone, "RQ", plan.static)
     else:
@@ -867,10 +412,10 @@ def _remove_source_curves(
     not in it (not ``inside``), in every action."""
     for use in uses:
         owner = animdata.fcurve_owner(use)
-        for prop, size in layout(plan.source):
-            path = animdata.bone_data_path(plan.name, prop)
+        for parameter in MODES[plan.source].parameters:
+            path = animdata.bone_data_path(plan.name, parameter.path)
             if (path in paths) == inside:
-                animdata.remove_fcurves(owner, path, size)
+                animdata.remove_fcurves(owner, path, parameter.size)
 
 
 def apply_plan(
@@ -892,7 +437,9 @@ def apply_plan(
     uses = animdata.actions_of(obj)
     counts: list[int] = []
     for done, plan in enumerate(plans):
-        new_paths = {animdata.bone_data_path(plan.name, prop) for prop, _ in layout(plan.target)}
+        new_paths = {
+            animdata.bone_data_path(plan.name, p.path) for p in MODES[plan.target].parameters
+        }
         _remove_source_curves(uses, plan, new_paths, inside=True)
         pose_bone = obj.pose.bones[plan.name]
         _switch_mode(pose_bone, plan)

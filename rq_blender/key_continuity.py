@@ -13,56 +13,27 @@
 It assumes consecutive keys are less than half a turn apart: a larger step is read as the
 shorter way round. Poses at the keys do not change.
 
-A *held jump* is left alone: a CONSTANT key (on every component keyed there) followed at
-most `JUMP_WINDOW` frames later by the next key. That is how ``pose.rq_spline_interpolate``
-writes a change of chart (`spline_keys`: the keys on either side are in different charts on
-purpose, and the curve between them is not continuous in RQ space); the filter starts again
+A *held jump* is left alone (``keyframes.continuity.held_jumps``): a CONSTANT key (on every
+component keyed there) followed at most ``JUMP_WINDOW`` frames later by the next key. That
+is how ``pose.rq_spline_interpolate`` writes a change of chart (``keyframes.spline_keys``:
+the keys on either side are in different charts on purpose, and the curve between them is
+not continuous in RQ space); the filter starts again
 after it, so running it after the spline operator keeps that spline.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from .. import rq_rotation as rq
-from . import animdata, bone_modes, fcurve_math
+from ..rq_rotation import rq_sequence_continuous
+from ..rq_rotation.keyframes.continuity import continuous_twists, held_jumps
+from . import animdata, bone_modes
 from .parameter_curves import ParameterCurves
 
-TWO_PI = 2.0 * math.pi
 # The parameters the filter changes (see the module docstring).
 FILTERED_PARAMETERS = ("rq_vector", "rq_twist")
 # Values that differ by less than this (radians) count as unchanged (float32 keys).
 UNCHANGED = 1e-6
-# A CONSTANT key followed at most this many frames later by the next key is a held jump
-# (the spline operator's are 0.0101 frames; keys this close are nothing an animator steps).
-JUMP_WINDOW = 0.05
-
-
-def continuous_twists(twist: np.ndarray, low: float, high: float) -> np.ndarray:
-    """Twists (n,) each replaced by ``t + 2 pi k`` closest to the previous result, where that
-    lies in ``[low, high]``; the first is kept."""
-    out = np.array(twist, dtype=np.float64)
-    for i in range(1, len(out)):
-        candidate = out[i] + TWO_PI * round((out[i - 1] - out[i]) / TWO_PI)
-        if low <= candidate <= high:
-            out[i] = candidate
-    return out
-
-
-def held_jumps(curves: ParameterCurves, times: np.ndarray) -> np.ndarray:
-    """Which of the union key ``times`` (n,) end a held jump (see the module docstring), (n,)
-    bool: the key before is CONSTANT on every component keyed there and at most
-    `JUMP_WINDOW` frames earlier."""
-    held = np.ones(len(times), dtype=bool)
-    for channel in curves.channels:
-        if channel is not None:
-            moving = channel.keys.interpolation != fcurve_math.CONSTANT
-            held[np.searchsorted(times, channel.keys.times[moving])] = False
-    out = np.zeros(len(times), dtype=bool)
-    out[1:] = held[:-1] & (np.diff(times) <= JUMP_WINDOW)
-    return out
 
 
 def filtered_values(curves: ParameterCurves) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -80,8 +51,15 @@ def filtered_values(curves: ParameterCurves) -> tuple[np.ndarray, np.ndarray, np
         after = (
             np.concatenate(
                 [
-                    rq.rq_sequence_continuous(part)
-                    for part in np.split(before, np.flatnonzero(held_jumps(curves, times)))
+                    rq_sequence_continuous(part)
+                    for part in np.split(
+                        before,
+                        np.flatnonzero(
+                            held_jumps(
+                                [None if c is None else c.keys for c in curves.channels], times
+                            )
+                        ),
+                    )
                 ]
             )
             if len(times)

@@ -32,7 +32,8 @@ from ..rq_rotation import (
     quat_to_rq,
     quat_to_swing_twist,
 )
-from . import bone_modes, conversion
+from ..rq_rotation.modes import MODES, values_to_quat
+from . import bone_modes
 
 # What a bone's rotation is written as: an add-on bone's parameters ({"rq_vector": [...]}),
 # or a native bone's rotation as a quaternion.
@@ -100,7 +101,7 @@ def transferred(source_mode: str, pose: Pose, target: bpy.types.PoseBone, flip: 
         swing, twist = mirror_swing_twist(flat[:2], flat[2]) if flip else (flat[:2], flat[2])
         return limited_swing_twist(target, swing, float(twist))[0]
     if isinstance(pose, dict):
-        q = conversion.values_to_quat(source_mode, _flat(source_mode, pose))
+        q = values_to_quat(source_mode, _flat(source_mode, pose))
     else:
         q = np.array(pose, dtype=np.float64)
     if flip:
@@ -173,10 +174,10 @@ def restore(found: list[Mirror]) -> None:
 
 
 def key_rotation(pose_bone: bpy.types.PoseBone) -> None:
-    """Key a bone's rotation channels at the current frame (its mode's, as `conversion.layout`
-    names them: an add-on bone's parameters), in the channel group named after it."""
-    for path, _ in conversion.layout(bone_modes.current_mode(pose_bone)):
-        pose_bone.keyframe_insert(path, group=pose_bone.name)
+    """Key a bone's rotation channels at the current frame (its mode's parameters, see
+    ``rq_rotation.modes``), in the channel group named after it."""
+    for parameter in MODES[bone_modes.current_mode(pose_bone)].parameters:
+        pose_bone.keyframe_insert(parameter.path, group=pose_bone.name)
 
 
 def key_targets(found: list[Mirror]) -> None:

@@ -21,7 +21,7 @@ def animdata(addon):
 
 @pytest.fixture
 def fcurve_math(addon):
-    return importlib.import_module(f"{ADDON_MODULE}.rq_blender.fcurve_math")
+    return importlib.import_module(f"{ADDON_MODULE}.rq_rotation.keyframes.fcurve_math")
 
 
 def _owner(animdata, obj):

@@ -269,7 +269,7 @@ def _dense_deviation(rq, obj, path, size, spline, planar=False):
     of each key, and Blender's ``FCurve.evaluate`` on every 7th of those samples and at every
     sample within 0.03 of a held jump (which must agree with numpy's)."""
     animdata = ro.addon_module("rq_blender.animdata")
-    fcurve_math = ro.addon_module("rq_blender.fcurve_math")
+    fcurve_math = ro.addon_module("rq_rotation.keyframes.fcurve_math")
     curves = ro.fcurve_map(obj)
     cols = [curves[(path, i)] for i in range(size)]
     times, _, constant = _written(obj, path, size)

@@ -16,14 +16,16 @@ import pytest
 import rq_rotation
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-MODULES = sorted(info.name for info in pkgutil.iter_modules(rq_rotation.__path__))
+MODULES = sorted(
+    info.name for info in pkgutil.walk_packages(rq_rotation.__path__, prefix="rq_rotation.")
+)
 
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples_run_as_written(name):
-    module = importlib.import_module(f"rq_rotation.{name}")
+    module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE, verbose=False)
-    assert result.failed == 0, f"{result.failed} example(s) of rq_rotation.{name} failed"
+    assert result.failed == 0, f"{result.failed} example(s) of {name} failed"
 
 
 def test_the_public_entry_points_have_examples():
@@ -88,7 +90,8 @@ def test_pip_install_from_a_checkout_gives_the_core_alone(tmp_path):
             "import sys, rq_rotation\n"
             "print(rq_rotation.__file__)\n"
             "print(sorted(m for m in ('bpy', 'mathutils', 'scipy') if m in sys.modules))\n"
-            "print(rq_rotation.rq_to_quat([0.0, 0.0, 0.0]).tolist())",
+            "print(rq_rotation.rq_to_quat([0.0, 0.0, 0.0]).tolist())\n"
+            "import rq_rotation.keyframes.spline_keys",
         ],
         cwd=tmp_path,
         env={"PYTHONPATH": str(target)},

@@ -45,10 +45,10 @@ warped parts, and at the dense samples of lifted runs. What is left beyond the t
 fast turn (a few radians per frame) next to the identity on a shell with a turning axis,
 where neither a hold nor one continuous chart can follow; the operator reports it.
 
-The continuity filter (`key_continuity`) treats a held jump (a CONSTANT key and a key at most
-``key_continuity.JUMP_WINDOW`` frames later) as a chart change and starts again after it, so
-running it after this keeps the charts. Run it before: this keeps the keys' windings wherever
-the core's spline does.
+The continuity filter (``pose.rq_continuity_filter``) treats a held jump (a CONSTANT key and
+a key at most ``continuity.JUMP_WINDOW`` frames later, `continuity.held_jumps`) as a chart
+change and starts again after it, so running it after this keeps the charts. Run it before:
+this keeps the keys' windings wherever the core's spline does.
 """
 
 from __future__ import annotations
@@ -59,7 +59,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import rq_rotation as rq
+from .. import (
+    RQSpline,
+    bezier_control_points,
+    bezier_derivatives,
+    bezier_values,
+    quat_angle_between,
+    rq_angular_velocity,
+    rq_spline,
+    rq_to_quat,
+)
 from . import fcurve_math
 
 # Frames between the two keys of a held jump (Blender merges keys closer than 0.01 frames;
@@ -217,7 +226,7 @@ class _Pieces:
         return np.append(self.curve[1:] != self.curve[:-1], True)
 
 
-def _pieces(splines: Sequence[rq.RQSpline]) -> _Pieces:
+def _pieces(splines: Sequence[RQSpline]) -> _Pieces:
     return _Pieces(
         curve=np.repeat(np.arange(len(splines)), [len(s.starts) for s in splines]),
         starts=np.concatenate([s.starts for s in splines]),
@@ -236,13 +245,13 @@ def _jump_gaps(t: np.ndarray) -> np.ndarray:
 def _sub_bezier(cp: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Control points (P, 4, 3) of the Bezier pieces ``cp`` (P, 4, 3) restricted to the
     parameters ``[a, b]`` (P,), reparameterized over [0, 1] (exact for cubics)."""
-    pa, pb = rq.bezier_values(cp, a), rq.bezier_values(cp, b)
+    pa, pb = bezier_values(cp, a), bezier_values(cp, b)
     third = ((b - a) / 3.0)[:, None]
     part = np.stack(
         [
             pa,
-            pa + third * rq.bezier_derivatives(cp, a),
-            pb - third * rq.bezier_derivatives(cp, b),
+            pa + third * bezier_derivatives(cp, a),
+            pb - third * bezier_derivatives(cp, b),
             pb,
         ],
         axis=1,
@@ -292,7 +301,7 @@ def _written_charts(pieces: _Pieces, tolerance: float) -> np.ndarray:
     or the whole run is lifted."""
     cp, h = pieces.control_points, pieces.ends - pieces.starts
     omega = np.linalg.norm(
-        rq.rq_angular_velocity(cp[:, 0], 3.0 * (cp[:, 1] - cp[:, 0]) / h[:, None]), axis=1
+        rq_angular_velocity(cp[:, 0], 3.0 * (cp[:, 1] - cp[:, 0]) / h[:, None]), axis=1
     )
     costly = omega * _jump_gaps(pieces.starts) / 2.0 > JUMP_SHARE * tolerance
     first = pieces.first
@@ -447,7 +456,7 @@ def _target(pieces: _LiftPieces, piece: np.ndarray, u: np.ndarray):
     """The target's values and derivatives per frame (N, 3) each, in the pieces' charts."""
     cp = pieces.control_points[piece]
     h = (pieces.ends - pieces.starts)[piece]
-    return rq.bezier_values(cp, u), rq.bezier_derivatives(cp, u) / h[:, None]
+    return bezier_values(cp, u), bezier_derivatives(cp, u) / h[:, None]
 
 
 def _samples(pieces: _LiftPieces):
@@ -467,9 +476,7 @@ def _samples(pieces: _LiftPieces):
     u = k / counts[piece]
     dense = ~native[piece[:-1]] & (piece[1:] == piece[:-1])
     cp = pieces.control_points
-    turn = rq.quat_angle_between(
-        *(lambda q: (q[:-1], q[1:]))(rq.rq_to_quat(rq.bezier_values(cp[piece], u)))
-    )
+    turn = quat_angle_between(*(lambda q: (q[:-1], q[1:]))(rq_to_quat(bezier_values(cp[piece], u))))
     piece, u = _subdivide(
         piece, u, np.where(dense, np.maximum(1, np.ceil(turn / MAX_SAMPLE_TURN)), 1).astype(np.intp)
     )
@@ -511,7 +518,7 @@ def _lift(pieces: _LiftPieces, piece: np.ndarray, u: np.ndarray, w: np.ndarray):
     lift crosses the shell like the raw piece, off the target by at most ``|w|``.
     """
     radius = np.linalg.norm(pieces.offset, axis=1)[piece]
-    raw = rq.bezier_values(pieces.raw[piece], u)
+    raw = bezier_values(pieces.raw[piece], u)
     with np.errstate(invalid="ignore", divide="ignore"):
         raw_direction = raw / np.linalg.norm(raw, axis=1, keepdims=True)
         unit = np.nan_to_num(w / np.linalg.norm(w, axis=1, keepdims=True))
@@ -583,7 +590,7 @@ def _lifted_keys(pieces: _LiftPieces, tolerance: float, planar: bool):
     time = pieces.starts[piece] + u * (pieces.ends - pieces.starts)[piece]
     radius = np.linalg.norm(pieces.offset, axis=1)[piece]
     values = w + radius[:, None] * direction
-    target_q = rq.rq_to_quat(w)
+    target_q = rq_to_quat(w)
     curve = pieces.curve[piece]
     first = np.flatnonzero(np.insert(curve[1:] != curve[:-1], 0, True))
     last = np.append(first[1:] - 1, len(curve) - 1)
@@ -592,9 +599,7 @@ def _lifted_keys(pieces: _LiftPieces, tolerance: float, planar: bool):
         values[:, 1] = 0.0
         tangents[:, 1] = 0.0
     # Where the lift itself is off (see `_lift`), keys can bring the curve to the lift only.
-    reachable = np.maximum(
-        tolerance, LIFT_SLACK * rq.quat_angle_between(rq.rq_to_quat(values), target_q)
-    )
+    reachable = np.maximum(tolerance, LIFT_SLACK * quat_angle_between(rq_to_quat(values), target_q))
     kept = u == 0.0
     kept[last] = True
     error = np.zeros(len(time))
@@ -615,7 +620,7 @@ def _lifted_keys(pieces: _LiftPieces, tolerance: float, planar: bool):
             values[rt],
             tangents[rt],
         )
-        error[rows] = rq.quat_angle_between(rq.rq_to_quat(fitted), target_q[rows])
+        error[rows] = quat_angle_between(rq_to_quat(fitted), target_q[rows])
         room = (time[rows] - time[left] >= LIFT_KEY_GAP) & (
             time[right] - time[rows] >= LIFT_KEY_GAP
         )
@@ -642,9 +647,9 @@ def _lifted_keys(pieces: _LiftPieces, tolerance: float, planar: bool):
     mid_fitted = _bezier_between(
         mid_time, time[lt], values[lt], tangents[lt], time[rt], values[rt], tangents[rt]
     )
-    mid_error = rq.quat_angle_between(
-        rq.rq_to_quat(mid_fitted),
-        rq.rq_to_quat(rq.bezier_values(pieces.control_points[mid_piece], mid_u)),
+    mid_error = quat_angle_between(
+        rq_to_quat(mid_fitted),
+        rq_to_quat(bezier_values(pieces.control_points[mid_piece], mid_u)),
     )
     np.maximum.at(worst, curve[inner], mid_error)
     parts = []
@@ -711,8 +716,8 @@ def _deviations(pieces: _Pieces, keys: _KeyRows, curves: int) -> np.ndarray:
     )
     piece = np.clip(piece, first[curve], last[curve])
     u = np.clip((t - pieces.starts[piece]) / (pieces.ends - pieces.starts)[piece], 0.0, 1.0)
-    target = rq.bezier_values(pieces.control_points[piece], u)
-    error = rq.quat_angle_between(rq.rq_to_quat(fitted), rq.rq_to_quat(target))
+    target = bezier_values(pieces.control_points[piece], u)
+    error = quat_angle_between(rq_to_quat(fitted), rq_to_quat(target))
     worst = np.zeros(curves)
     np.maximum.at(worst, curve, error)
     return worst
@@ -746,7 +751,7 @@ def fit_many(
     if not inputs:
         return []
     splines = [
-        rq.rq_spline(item.times, item.keys, kind, angular_velocities=item.angular_velocities)
+        rq_spline(item.times, item.keys, kind, angular_velocities=item.angular_velocities)
         for item in inputs
     ]
     pieces = _pieces(splines)
@@ -758,7 +763,7 @@ def fit_many(
         raw = np.zeros_like(pieces.control_points)
         for c in np.unique(pieces.curve[written != pieces.charts]).tolist():
             item = inputs[c]
-            raw[pieces.curve == c] = rq.rq_spline(
+            raw[pieces.curve == c] = rq_spline(
                 item.times,
                 item.keys,
                 kind,
@@ -856,7 +861,7 @@ def fit_scalar(
     def vectors(a):
         return np.stack([a, np.zeros_like(a), np.zeros_like(a)], axis=1)
 
-    segments = rq.bezier_control_points(
+    segments = bezier_control_points(
         times, vectors(keys), kind, tangents=None if rates is None else vectors(rates)
     )[:, :, :1]  # (K-1, 4, 1)
     h = np.diff(times)[:, None]
@@ -882,4 +887,4 @@ def rates_of(channels_values, times: np.ndarray, step: float = 1e-3) -> np.ndarr
 def angular_velocities_of(channels_values, times: np.ndarray) -> np.ndarray:
     """World angular velocities (K, 3) of the current RQ animation ``channels_values(t) ->
     (m, 3)`` at the key ``times`` (`rates_of` through ``rq_angular_velocity``)."""
-    return rq.rq_angular_velocity(channels_values(times), rates_of(channels_values, times))
+    return rq_angular_velocity(channels_values(times), rates_of(channels_values, times))

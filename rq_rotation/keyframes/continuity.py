@@ -1,0 +1,238 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Continuity along time lines of rotations: channel values without flips or lost turns.
+
+`continuous_values` chains a line of rotations in a target mode with the core's ``near``
+conversions (`rq_rotation.modes.nearest_values`): no quaternion sign flips, Euler nearest
+equivalents, RQ and swing/twist shells that follow the motion, starting at the equivalent
+closest to a given rotation vector (so a bone keyed at 720 degrees stays there). The chain
+is computed in bulk: a vectorized guess checked against the chain's rule (`_chain`). It
+assumes consecutive samples less than half a turn apart (`refine` makes grids that are).
+
+`continuous_twists` is the continuity filter's rule for twist keys, and `held_jumps` finds
+the chart changes it leaves alone.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..axis_angle import rq_to_blender_axis_angle
+from ..euler import EULER_ORDERS, quat_to_euler
+from ..modes import nearest_values
+from ..quaternion import align_quat_signs
+from ..rq import quat_to_rq, rq_to_quat
+from ..swing_twist import quat_to_swing_twist
+from .fcurve_math import CONSTANT, Keys
+
+TWO_PI = 2.0 * math.pi
+# `_chain`: samples chained one at a time where the guess keeps failing, and the difference
+# below which two results are the same (equivalents differ by about pi or more).
+CHAIN_BLOCK = 16
+CHAIN_ATOL = 1e-9
+# RQ chain steps shorter than this (radians, under pi with a wide margin for rounding) need
+# no conversion near their predecessor (`_step_from_guess`).
+RQ_SURE_STEP = 0.9 * math.pi
+# A CONSTANT key followed at most this many frames later by the next key is a held jump
+# (the spline layout's are 0.0101 frames; keys this close are nothing an animator steps).
+JUMP_WINDOW = 0.05
+
+
+def _unwrap(angles: np.ndarray) -> np.ndarray:
+    """Lines of angles (B, N, ...) along axis 1 with multiples of 2 pi added so that no step
+    exceeds pi (``np.unwrap`` in fewer passes; a step of exactly pi may go either way)."""
+    turns = np.round(np.diff(angles, axis=1) / (2.0 * math.pi))
+    out = angles.copy()
+    out[:, 1:] -= 2.0 * math.pi * np.cumsum(turns, axis=1)
+    return out
+
+
+def _unwrap_vectors(v: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """A guess of the continuous equivalents of lines of rotation vectors (B, N, d) (RQ
+    vectors, or swings for d = 2) starting at ``first`` (B, d): axes kept in one hemisphere
+    along each line, the signed angles along them unwrapped (`_unwrap`)."""
+    theta = np.sqrt(np.einsum("bni,bni->bn", v, v))
+    unit = v / np.where(theta > 0, theta, 1.0)[..., None]
+    flips = np.einsum("bni,bni->bn", unit[:, 1:], unit[:, :-1]) < 0
+    # signs[:, i] = (-1)^(flips up to i), computed in place.
+    signs = np.ones(theta.shape)
+    odd = np.cumsum(flips, axis=1, dtype=np.int32)
+    odd &= 1
+    signs[:, 1:] -= 2.0 * odd
+    signed = signs * theta
+    signed[:, 0] = np.where(
+        theta[:, 0] > 0, np.einsum("bi,bi->b", first, unit[:, 0]), np.linalg.norm(first, axis=1)
+    )
+    signs *= _unwrap(signed)
+    unit *= signs[..., None]
+    return unit
+
+
+def _guess(mode: str, q: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """A cheap, vectorized guess (B, N, k) of the continuity chain of lines ``q`` (B, N, 4)
+    in ``mode`` (Euler, SWING_TWIST or RQ) from their first values ``first`` (B, k); checked
+    by `_chain`.
+
+    Euler: Blender's solution, switched to the other one ``(a + pi, pi - b, c + pi)`` after
+    every jump of about pi in the first angle (a pass through ``b = +-pi/2``), unwrapped.
+    RQ and swings: `_unwrap_vectors`; twists unwrapped (`_unwrap`).
+    """
+    if mode in EULER_ORDERS:
+        e = quat_to_euler(q, mode)
+        jump = np.abs(np.angle(np.exp(1j * np.diff(e[..., 0], axis=1)))) > 0.5 * math.pi
+        other = np.concatenate([np.zeros((len(q), 1)), np.cumsum(jump, axis=1)], axis=1) % 2 > 0
+        e[other] = e[other] * [1.0, -1.0, 1.0] + math.pi
+        e[:, 0] = first
+        return _unwrap(e)
+    if mode == "SWING_TWIST":
+        swing, twist = quat_to_swing_twist(q)
+        twist[:, 0] = first[:, 2]
+        unwrapped = _unwrap(twist)[..., None]
+        return np.concatenate([_unwrap_vectors(swing, first[:, :2]), unwrapped], axis=-1)
+    return _unwrap_vectors(quat_to_rq(q), first)
+
+
+def _step_from_guess(mode: str, q: np.ndarray, guess: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One chain step from every sample of guessed lines ``guess`` (B, N, k) of rotations
+    ``q`` (B, N, 4) in ``mode`` (as `_chain`): ``out[:, i] = nearest(q[:, i], near=guess[:,
+    i - 1])``, ``out[:, 0] = guess[:, 0]``; and ``wrong`` (B, N), where ``out`` and ``guess``
+    differ by more than `CHAIN_ATOL`. Up to and including its first wrong sample, a line of
+    ``out`` is the chain's (each sample converted near its predecessor, equal to it up to
+    `CHAIN_ATOL`).
+
+    RQ: the equivalents of a rotation lie on a line through 0, ``2 pi`` apart (the identity:
+    on spheres ``2 pi`` apart), and ``quat_to_rq(near=p)`` is the one closest to ``p``; so a
+    guessed equivalent less than pi from its predecessor is that one already and needs no
+    conversion (`RQ_SURE_STEP`; `_guess` gives equivalents of ``q``).
+    """
+    b, n = guess.shape[:2]
+    out = guess.copy()
+    wrong = np.zeros((b, n), dtype=bool)
+    if mode == "RQ":
+        step = np.diff(guess, axis=1)
+        todo = np.einsum("bni,bni->bn", step, step) >= RQ_SURE_STEP * RQ_SURE_STEP
+    else:
+        todo = np.ones((b, n - 1), dtype=bool)
+    if todo.any():
+        # Only converted samples can differ from the guess.
+        was = guess[:, 1:][todo]
+        now = nearest_values(mode, q[:, 1:][todo], guess[:, :-1][todo])
+        out[:, 1:][todo] = now
+        wrong[:, 1:][todo] = (np.abs(now - was) > CHAIN_ATOL).any(axis=1)
+    return out, wrong
+
+
+def _chain(mode: str, q: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """The continuity chain in ``mode`` (Euler, SWING_TWIST or RQ) along lines ``q`` (B, N,
+    4): ``out[:, 0] = first`` (B, k), ``out[:, i] = nearest(q[:, i], near=out[:, i - 1])``
+    (`rq_rotation.modes.nearest_values`), computed in bulk.
+
+    Every sample is converted near its predecessor in a guess (`_guess`) at once, and where
+    the results agree with the guess the guess was right (`_step_from_guess`). A line is
+    correct up to its first disagreement; the rest of it is guessed again from there and
+    checked, until it agrees. Where disagreements come within `CHAIN_BLOCK` samples of each
+    other (Euler angles near gimbal lock), the next `CHAIN_BLOCK` samples are chained one at
+    a time first. So the result is the chain's (samples equal to `CHAIN_ATOL`) at the cost
+    of one conversion of every sample when the guess is good, and of the rest of a line per
+    isolated disagreement (an RQ axis swinging fast at a large angle).
+    """
+    n = q.shape[1]
+    guess = _guess(mode, q, first)
+    guess[:, 0] = first
+    if n < 2:
+        return guess
+    out, wrong = _step_from_guess(mode, q, guess)
+    for line in np.flatnonzero(wrong.any(axis=1)):
+        # Samples before ``start`` are the chain's.
+        start = 1 + int(np.argmax(wrong[line]))
+        lq, lout = q[line], out[line]
+        while start < n:
+            tail_guess = _guess(mode, lq[None, start - 1 :], lout[None, start - 1])
+            tail_guess[0, 0] = lout[start - 1]
+            tail, bad = _step_from_guess(mode, lq[None, start - 1 :], tail_guess)
+            lout[start:] = tail[0, 1:]
+            if not bad.any():
+                break
+            advance = int(np.argmax(bad[0]))
+            start += advance
+            if advance < CHAIN_BLOCK:
+                stop = min(start + CHAIN_BLOCK, n)
+                for i in range(start, stop):
+                    lout[i] = nearest_values(mode, lq[i : i + 1], lout[i - 1 : i])[0]
+                start = stop
+    return out
+
+
+def continuous_values(mode: str, q: np.ndarray, near: np.ndarray) -> np.ndarray:
+    """Channel values of ``mode`` along time lines of rotations, continuous in time.
+
+    Parameters
+    ----------
+    mode : str
+        Target mode.
+    q : ndarray, shape (B, N, 4)
+        B time lines of N rotations each, consecutive ones less than half a turn apart.
+    near : ndarray, shape (B, 3)
+        Rotation vectors (see `rotation_vectors`): the first sample of each line is the
+        equivalent closest to its one (for QUATERNION, in the hemisphere of
+        ``rq_to_quat(near)``).
+
+    Returns
+    -------
+    ndarray, shape (B, N, k)
+        Quaternions without sign flips; Euler angles, RQ vectors and swings/twists each the
+        equivalent closest to the previous sample (the core's ``near`` conversions, see
+        `_chain`); axis-angle from the continuous RQ vector with the axis kept in one
+        hemisphere (the angle changing sign).
+    """
+    q = np.asarray(q, dtype=np.float64)
+    near = np.asarray(near, dtype=np.float64)
+    b, n = q.shape[:2]
+    k = 4 if mode in ("QUATERNION", "AXIS_ANGLE") else 3
+    if n == 0:
+        return np.empty((b, 0, k))
+    if mode == "QUATERNION":
+        flip = np.einsum("bi,bi->b", q[:, 0], rq_to_quat(near)) < 0
+        q = np.where(flip[:, None, None], -q, q)
+        return np.stack([align_quat_signs(line) for line in q])
+    chained = mode if mode in EULER_ORDERS or mode == "SWING_TWIST" else "RQ"
+    start = near[:, [0, 2, 1]] if mode == "SWING_TWIST" else near
+    v = _chain(chained, q, nearest_values(chained, q[:, 0], start))
+    if mode != "AXIS_ANGLE":
+        return v
+    angle_axis = rq_to_blender_axis_angle(v)
+    axis = angle_axis[..., 1:]
+    dots = np.einsum("bni,bni->bn", axis[:, 1:], axis[:, :-1])
+    signs = np.cumprod(np.where(dots < 0, -1.0, 1.0), axis=1)
+    signs = np.concatenate([np.ones((b, 1)), signs], axis=1)
+    return angle_axis * signs[..., None]
+
+
+def continuous_twists(twist: np.ndarray, low: float, high: float) -> np.ndarray:
+    """Twists (n,) each replaced by ``t + 2 pi k`` closest to the previous result, where that
+    lies in ``[low, high]``; the first is kept (the continuity filter on twist keys: a value
+    outside the range would pose the bone differently, since the drivers clamp it)."""
+    out = np.array(twist, dtype=np.float64)
+    for i in range(1, len(out)):
+        candidate = out[i] + TWO_PI * round((out[i - 1] - out[i]) / TWO_PI)
+        if low <= candidate <= high:
+            out[i] = candidate
+    return out
+
+
+def held_jumps(keys: Sequence[Keys | None], times: np.ndarray) -> np.ndarray:
+    """Which of the union key ``times`` (n,) of a vector's component curves ``keys`` (None
+    for a component without a curve) end a *held jump*, (n,) bool: the key before is
+    CONSTANT on every component keyed there and at most `JUMP_WINDOW` frames earlier. That is
+    how ``spline_keys`` writes a change of chart (keys on either side in different charts on
+    purpose), which a continuity filter must leave alone."""
+    held = np.ones(len(times), dtype=bool)
+    for component in keys:
+        if component is not None:
+            moving = component.interpolation != CONSTANT
+            held[np.searchsorted(times, component.times[moving])] = False
+    out = np.zeros(len(times), dtype=bool)
+    out[1:] = held[:-1] & (np.diff(times) <= JUMP_WINDOW)
+    return out
