@@ -65,11 +65,11 @@ def build_rig(layout: str, bone_modes: ModuleType, seed: int = 1) -> bpy.types.O
             continue
         if layout == "swing/twist":
             bone_modes.enter_mode(pose_bone, "SWING_TWIST", ((0.0, 0.0), 0.0))
-            names = [name for name, _ in bone_modes.PARAMETERS["SWING_TWIST"]]
+            names = ["rq_swing", "rq_twist"]
         else:
             if layout == "RQ":
                 bone_modes.enter_mode(pose_bone, "RQ", (0.0, 0.0, 0.0))
-            names = [name for name, _ in bone_modes.PARAMETERS["RQ"]]
+            names = ["rq_vector"]
         for frame in (1, FRAMES):
             for name in names:
                 current = pose_bone.get(name, (0.0, 0.0, 0.0))

@@ -29,7 +29,7 @@ from ..rq_blender import (
     transaction,
 )
 from ..rq_blender.registration import register_classes_factory
-from ..rq_rotation.modes import EULER_ORDERS
+from ..rq_rotation.modes import ADDON_MODES, EULER_ORDERS, PARAMETERS
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -57,14 +57,14 @@ def bake_bones(context: bpy.types.Context) -> list[tuple[bpy.types.Object, list[
     if parameter_curves.in_graph_editor(context):
         pairs = {
             (p.obj.name_full, p.bone_name): p.obj
-            for p in parameter_curves.target_parameters(context, parameter_curves.PARAMETER_SIZES)
+            for p in parameter_curves.target_parameters(context, PARAMETERS)
         }
         candidates = [(obj, name) for (_, name), obj in pairs.items()]
     else:
         candidates = parameter_curves.selected_pose_bones(context)
     per_object: dict[str, tuple[bpy.types.Object, list[str]]] = {}
     for obj, name in candidates:
-        if bone_modes.current_mode(parameter_curves.pose_bone(obj, name)) in bone_modes.ADDON_MODES:
+        if bone_modes.current_mode(parameter_curves.pose_bone(obj, name)) in ADDON_MODES:
             per_object.setdefault(obj.name_full, (obj, []))[1].append(name)
     return list(per_object.values())
 

@@ -12,6 +12,7 @@ from bpy.props import StringProperty
 
 from ..rq_blender import bone_modes, transaction
 from ..rq_blender.registration import register_classes_factory
+from ..rq_rotation.modes import SWING_TWIST
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -75,7 +76,7 @@ class POSE_OT_rq_fix_limits(bpy.types.Operator):
             with transaction.all_or_nothing(
                 [(cast(bpy.types.Object, pose_bone.id_data), pose_bone.name)]
             ):
-                bone_modes.check_values(pose_bone, "SWING_TWIST")
+                bone_modes.check_values(pose_bone, SWING_TWIST)
                 changes = bone_modes.fix_limits(pose_bone)
         except Exception as error:
             return transaction.report_failure(self, error)

@@ -15,6 +15,7 @@ from bpy.props import IntProperty
 from .. import rq_rotation as rq
 from ..rq_blender import animdata, comparison_image, parameter_curves, reports
 from ..rq_blender.registration import register_classes_factory
+from ..rq_rotation.modes import RQ_VECTOR
 from . import spline_interpolate
 
 if TYPE_CHECKING:
@@ -90,7 +91,11 @@ class POSE_OT_rq_compare_interpolation(bpy.types.Operator):
             (
                 found
                 for use in animdata.actions_of(obj)
-                if (found := parameter_curves.read_parameter(obj, use, pose_bone.name, "rq_vector"))
+                if (
+                    found := parameter_curves.read_parameter(
+                        obj, use, pose_bone.name, RQ_VECTOR.name
+                    )
+                )
             ),
             None,
         )

@@ -42,6 +42,7 @@ from bpy.props import BoolProperty
 from ..rq_blender import bone_modes, compat, pose_mirror, reports, transaction
 from ..rq_blender.registration import register_classes_factory
 from ..rq_rotation import mirror_twist_limit
+from ..rq_rotation.modes import ADDON_MODES, LIMITS, RQ, RQ_VECTOR, TWIST_LIMIT
 
 # Channels of the default keying (``preferences.edit.key_insert_channels``, 4.1+) and of
 # Blender's plain transform keying sets, by ``bl_idname``. Other keying sets (Available,
@@ -66,7 +67,7 @@ def _addon_and_native(
     addon: list[bpy.types.PoseBone] = []
     native: list[bpy.types.PoseBone] = []
     for pose_bone in context.selected_pose_bones or ():
-        in_addon_mode = bone_modes.current_mode(pose_bone) in bone_modes.ADDON_MODES
+        in_addon_mode = bone_modes.current_mode(pose_bone) in ADDON_MODES
         (addon if in_addon_mode else native).append(pose_bone)
     return addon, native
 
@@ -146,8 +147,8 @@ class POSE_OT_rq_rot_clear(bpy.types.Operator):
 
     @staticmethod
     def _clear(pose_bone: bpy.types.PoseBone) -> None:
-        if bone_modes.current_mode(pose_bone) == "RQ":
-            bone_modes.write_parameters(pose_bone, {"rq_vector": [0.0, 0.0, 0.0]})
+        if bone_modes.current_mode(pose_bone) == RQ:
+            bone_modes.write_parameters(pose_bone, {RQ_VECTOR.name: [0.0, 0.0, 0.0]})
         else:
             rest, _ = pose_mirror.limited_swing_twist(pose_bone, (0.0, 0.0), 0.0)
             bone_modes.write_parameters(pose_bone, rest)
@@ -272,7 +273,7 @@ class POSE_OT_rq_copy(bpy.types.Operator):
             stored: Any = pose_bone
             limits = {
                 name: [float(x) for x in stored[name]]
-                for name in bone_modes.LIMITS
+                for name in LIMITS
                 if pose_bone.get(name) is not None
             }
             _copied[pose_bone.name] = Copied(mode, pose, limits)
@@ -319,7 +320,7 @@ class POSE_OT_rq_paste(bpy.types.Operator):
             if target is None or (self.selected_mask and not compat.pose_bone_selected(target)):
                 continue
             # Blender pastes native rotations itself, but not those of driven bones.
-            if {bone_modes.current_mode(target), copied.mode} & set(bone_modes.ADDON_MODES):
+            if {bone_modes.current_mode(target), copied.mode} & set(ADDON_MODES):
                 targets.append((target.name, copied))
         try:
             with transaction.all_or_nothing([(obj, name) for name, _ in targets]):
@@ -344,7 +345,7 @@ class POSE_OT_rq_paste(bpy.types.Operator):
         for name, value in copied.limits.items():
             if target.get(name) is None:
                 continue
-            if flip and name == "rq_twist_limit":
+            if flip and name == TWIST_LIMIT.name:
                 value = [float(x) for x in mirror_twist_limit(*value)]
             stored[name] = value
 

@@ -47,6 +47,7 @@ from mathutils import Matrix, Quaternion, Vector
 from ..rq_blender import bone_modes, pose_mirror, reports, screen, transaction
 from ..rq_blender.registration import register_classes_factory
 from ..rq_rotation import quat_to_rq, quat_to_swing_twist
+from ..rq_rotation.modes import ADDON_MODES, RQ, RQ_VECTOR, SWING, SWING_TWIST, TWIST
 
 TRACKBALL_RADIANS_PER_PIXEL = 0.01
 PRECISION_FACTOR = 0.1  # Shift: the mouse turns the bones 10x slower, as in Blender's transform
@@ -109,15 +110,6 @@ class BoneState:
     last: dict[str, Any] = field(default_factory=dict)  # parameters last written
 
 
-def _parameters(pose_bone: bpy.types.PoseBone, mode: str) -> dict[str, Any]:
-    """The stored parameters of an add-on-mode bone, as plain floats / lists."""
-    stored: Any = pose_bone
-    return {
-        name: (float(stored[name]) if size == 1 else [float(x) for x in stored[name]])
-        for name, size in bone_modes.PARAMETERS[mode]
-    }
-
-
 def _lookup(state: BoneState) -> tuple[bpy.types.Object, bpy.types.PoseBone]:
     """The bone's object and pose bone, looked up by name (never kept across events)."""
     obj = bpy.data.objects[state.obj_name]
@@ -163,7 +155,7 @@ def addon_bones(context: bpy.types.Context) -> list[bpy.types.PoseBone]:
     return [
         pb
         for pb in (context.selected_pose_bones or ())
-        if bone_modes.current_mode(pb) in bone_modes.ADDON_MODES
+        if bone_modes.current_mode(pb) in ADDON_MODES
     ]
 
 
@@ -249,8 +241,8 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
             obj = cast(bpy.types.Object, pose_bone.id_data)
             mode = bone_modes.current_mode(pose_bone)
             start = (
-                _parameters(pose_bone, mode)
-                if mode in bone_modes.ADDON_MODES
+                bone_modes.read_parameters(pose_bone, mode)
+                if mode in ADDON_MODES
                 else {"matrix_basis": pose_bone.matrix_basis.copy()}
             )
             world = obj.matrix_world @ pose_bone.matrix
@@ -411,9 +403,9 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
             _, pose_bone = _lookup(state)
             delta = state.joint.inverted() @ self._world_delta(state) @ state.joint
             rotation = state.basis @ delta
-            if state.mode == "RQ":
-                state.last = {"rq_vector": self._rq(rotation, state)}
-            elif state.mode == "SWING_TWIST":
+            if state.mode == RQ:
+                state.last = {RQ_VECTOR.name: self._rq(rotation, state)}
+            elif state.mode == SWING_TWIST:
                 state.last = self._swing_twist(rotation, state, pose_bone)
             else:
                 location, _, scale = state.start["matrix_basis"].decompose()
@@ -430,13 +422,13 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
 
     @staticmethod
     def _rq(rotation: Quaternion, state: BoneState) -> list[float]:
-        near = np.array(state.last["rq_vector"])
+        near = np.array(state.last[RQ_VECTOR.name])
         return [float(x) for x in quat_to_rq(np.array(rotation), near=near)]
 
     def _swing_twist(
         self, rotation: Quaternion, state: BoneState, pose_bone: bpy.types.PoseBone
     ) -> dict[str, Any]:
-        near = (np.array(state.last["rq_swing"]), state.last["rq_twist"])
+        near = (np.array(state.last[SWING.name]), state.last[TWIST.name])
         swing, twist = quat_to_swing_twist(np.array(rotation), near=near)
         values, limited = pose_mirror.limited_swing_twist(pose_bone, swing, float(twist))
         self.limited |= limited
@@ -476,7 +468,7 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
         for state in self.bones:
             obj, pose_bone = _lookup(state)
             if not confirm:
-                if state.mode in bone_modes.ADDON_MODES:
+                if state.mode in ADDON_MODES:
                     bone_modes.write_parameters(pose_bone, state.start)
                 else:
                     pose_bone.matrix_basis = state.start["matrix_basis"]

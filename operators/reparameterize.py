@@ -19,6 +19,8 @@ from bpy.props import FloatProperty
 from .. import rq_rotation as rq
 from ..rq_blender import animdata, bone_modes, parameter_curves, reports, transaction
 from ..rq_blender.registration import register_classes_factory
+from ..rq_rotation import swing_of, swing_vector
+from ..rq_rotation.modes import RQ_VECTOR, SWING
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -33,11 +35,11 @@ def _is_animated(obj: bpy.types.Object, bone_name: str, name: str) -> bool:
 
 
 def _as_vector(name: str, value: np.ndarray) -> np.ndarray:
-    return value if name == "rq_vector" else np.array([value[0], 0.0, value[1]])
+    return value if name == RQ_VECTOR.name else swing_vector(value)
 
 
 def _from_vector(name: str, vector: np.ndarray) -> list[float]:
-    return [float(x) for x in (vector if name == "rq_vector" else vector[[0, 2]])]
+    return [float(x) for x in (vector if name == RQ_VECTOR.name else swing_of(vector))]
 
 
 def reparameterize_message(
@@ -126,7 +128,7 @@ class POSE_OT_rq_reparameterize(bpy.types.Operator):
                 if _is_animated(obj, bone_name, name):
                     animated.append(bone_name)
                     continue
-                if name == "rq_swing" and not rq.swing_in_ellipse(
+                if name == SWING.name and not rq.swing_in_ellipse(
                     value, *bone_modes.joint_limits(pose_bone)[0]
                 ):
                     outside_limits.append(bone_name)  # the drivers pose the clamped swing

@@ -9,28 +9,10 @@ from bpy.props import EnumProperty, FloatProperty
 from .. import preferences
 from ..rq_blender import compat, conversion, progress, reports, transaction
 from ..rq_blender.registration import register_classes_factory
+from ..rq_rotation.modes import MODES, RQ
 
-MODE_ITEMS = (
-    ('RQ', "RQ", "Rotation vector (exponential map): three channels, the axis times the angle"),
-    (
-        'SWING_TWIST',
-        "Swing/Twist",
-        "Swing (X, Z) after a twist about the bone's Y axis. Limits that restrict nothing "
-        "(the defaults) are widened to cover spinning animation; set joint limits keep every "
-        "key inside them (an equivalent angle where one fits, else the closest limit)",
-    ),
-    ('QUATERNION', "Quaternion (WXYZ)", "Blender's quaternion mode"),
-    ('XYZ', "XYZ Euler", "Blender's Euler mode, X first"),
-    ('XZY', "XZY Euler", "Blender's Euler mode, X first"),
-    ('YXZ', "YXZ Euler", "Blender's Euler mode, Y first"),
-    ('YZX', "YZX Euler", "Blender's Euler mode, Y first"),
-    ('ZXY', "ZXY Euler", "Blender's Euler mode, Z first"),
-    ('ZYX', "ZYX Euler", "Blender's Euler mode, Z first"),
-    ('AXIS_ANGLE', "Axis Angle", "Blender's axis-angle mode (W is the angle)"),
-)
-
-# The modes by their UI labels, for the panels and reports.
-MODE_LABELS = reports.labels(MODE_ITEMS)
+# The modes as enum items, from the one table of modes.
+MODE_ITEMS = tuple((m.name, m.label, m.description) for m in MODES.values())
 
 STRATEGY_ITEMS = (
     ('KEYS', "Keep Key Times", "Keys at the original key times, exact there"),
@@ -88,7 +70,7 @@ class POSE_OT_rq_set_mode(bpy.types.Operator):
     bl_options = {'REGISTER', 'UNDO'}
 
     mode: EnumProperty(  # type: ignore[valid-type]
-        name="Mode", items=MODE_ITEMS, default='RQ', description="Rotation mode to switch to"
+        name="Mode", items=MODE_ITEMS, default=RQ, description="Rotation mode to switch to"
     )
     strategy: EnumProperty(  # type: ignore[valid-type]
         name="Keys", items=STRATEGY_ITEMS, default='KEYS', description="How to convert animation"
@@ -137,7 +119,7 @@ class POSE_OT_rq_set_mode(bpy.types.Operator):
         except (ValueError, KeyError) as error:
             self.report({'ERROR'}, f"Nothing changed: {error}")
             return {'CANCELLED'}
-        label = MODE_LABELS[self.mode]
+        label = MODES[self.mode].label
         if not plans:
             self.report({'INFO'}, f"No bone changed: the selected bones are already {label}")
             return {'CANCELLED'}

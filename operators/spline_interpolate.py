@@ -22,15 +22,15 @@ from ..rq_blender import (
 )
 from ..rq_blender.registration import register_classes_factory
 from ..rq_rotation.keyframes import spline_keys
+from ..rq_rotation.modes import NATIVE_MODES, PARAMETERS, RQ, RQ_VECTOR, SWING, TWIST
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
 
-# The parameters interpolated, and which columns of `spline_keys.SplineKeys.values` their
-# F-curves (index 0, 1, ...) take: the swing ``(r_x, r_z)`` is the rotation vector
-# ``(r_x, 0, r_z)``.
-PARAMETERS = ("rq_vector", "rq_swing", "rq_twist")
-COLUMNS = {"rq_vector": (0, 1, 2), "rq_swing": (0, 2), "rq_twist": (0,)}
+# Every parameter is interpolated (``modes.PARAMETERS``); the columns of
+# `spline_keys.SplineKeys.values` their F-curves (index 0, 1, ...) take: the swing ``(r_x,
+# r_z)`` is the rotation vector ``(r_x, 0, r_z)``, the twist a scalar spline.
+COLUMNS = {RQ_VECTOR.name: (0, 1, 2), SWING.name: (0, 2), TWIST.name: (0,)}
 
 KIND_ITEMS = (
     ('CATMULL_ROM', "Catmull-Rom", "Passes through the keys, tangents from the neighbouring keys"),
@@ -127,10 +127,10 @@ class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
         per_object: dict[str, tuple[bpy.types.Object, list[str]]] = {}
         for obj, name in parameter_curves.selected_pose_bones(context):
             pose_bone = parameter_curves.pose_bone(obj, name)
-            if bone_modes.current_mode(pose_bone) in bone_modes.NATIVE_MODES:
+            if bone_modes.current_mode(pose_bone) in NATIVE_MODES:
                 per_object.setdefault(obj.name_full, (obj, []))[1].append(name)
         plans = [
-            (obj, conversion.plan_conversion(obj, names, "RQ", "KEYS"))
+            (obj, conversion.plan_conversion(obj, names, RQ, "KEYS"))
             for obj, names in per_object.values()
         ]
         for obj, object_plans in plans:
@@ -221,7 +221,7 @@ class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
         batches: dict[bool, list[tuple[int, spline_keys.SplineInput]]] = {False: [], True: []}
         for number, curves in enumerate(usable):
             times = curves.key_times()
-            if curves.name == "rq_twist":
+            if curves.name == TWIST.name:
                 rates = (
                     spline_keys.rates_of(curves.values, times)[:, 0]
                     if self.kind == 'HERMITE'
@@ -231,7 +231,7 @@ class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
                     times, curves.values(times)[:, 0], kind, rates
                 )
                 continue
-            planar = curves.name == "rq_swing"
+            planar = curves.name == SWING.name
             values = _as_vectors(curves.values, planar)
             omega = (
                 spline_keys.angular_velocities_of(values, times) if self.kind == 'HERMITE' else None

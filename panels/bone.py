@@ -17,7 +17,6 @@ from typing import Any
 import bpy
 import numpy as np
 
-from ..operators.set_mode import MODE_LABELS
 from ..rq_blender import bone_modes, compat
 from ..rq_blender.overlay import settings as overlay_settings
 from ..rq_blender.registration import register_classes_factory
@@ -26,6 +25,18 @@ from ..rq_rotation import (
     effective_limits,
     scale_swing_into_ellipse,
     shell_distance,
+    swing_vector,
+)
+from ..rq_rotation.modes import (
+    PROPERTIES,
+    RQ,
+    RQ_VECTOR,
+    SWING,
+    SWING_LIMIT,
+    SWING_TWIST,
+    TWIST,
+    TWIST_LIMIT,
+    mode_label,
 )
 
 # The API stubs type icons as a Literal of every icon name.
@@ -94,7 +105,7 @@ def draw_mode_menu(layout: bpy.types.UILayout, pose_bone: bpy.types.PoseBone) ->
     panel, whose Mode menu shows the driven native channels (Axis Angle), a second "Mode" row
     would read as a contradiction; "RQ Rotation [Swing/Twist]" reads as the add-on's mode."""
     mode = bone_modes.current_mode(pose_bone)
-    layout.operator_menu_enum("pose.rq_set_mode", "mode", text=MODE_LABELS.get(mode, mode))
+    layout.operator_menu_enum("pose.rq_set_mode", "mode", text=mode_label(mode))
 
 
 def draw_bone(layout: bpy.types.UILayout, pose_bone: bpy.types.PoseBone) -> None:
@@ -110,30 +121,30 @@ def draw_bone(layout: bpy.types.UILayout, pose_bone: bpy.types.PoseBone) -> None
 
     def prop(owner: bpy.types.UILayout, name: str, text: str) -> None:
         if name in stored:
-            owner.prop(pose_bone, f'["{name}"]', text=text)
+            owner.prop(pose_bone, PROPERTIES[name].path, text=text)
 
-    if mode == "RQ":
-        prop(layout, "rq_vector", "Vector")
+    if mode == RQ:
+        prop(layout, RQ_VECTOR.name, "Vector")
         if not problems:
-            _draw_shell_warning(layout, np.asarray(pose_bone["rq_vector"], dtype=float))
-    elif mode == "SWING_TWIST":
+            _draw_shell_warning(layout, np.asarray(pose_bone[RQ_VECTOR.name], dtype=float))
+    elif mode == SWING_TWIST:
         column = layout.column()
-        prop(column, "rq_swing", "Swing X, Z")
-        prop(column, "rq_twist", "Twist Y")
+        prop(column, SWING.name, "Swing X, Z")
+        prop(column, TWIST.name, "Twist Y")
         if not problems:
-            swing = np.asarray(pose_bone["rq_swing"], dtype=float)
-            _draw_shell_warning(layout, np.array([swing[0], 0.0, swing[1]]))
+            swing = np.asarray(pose_bone[SWING.name], dtype=float)
+            _draw_shell_warning(layout, swing_vector(swing))
         box = layout.box()
         box.label(text="Limits", icon='CON_ROTLIMIT')
-        prop(box, "rq_swing_limit", "Swing Ellipse")
-        prop(box, "rq_twist_limit", "Twist Range")
+        prop(box, SWING_LIMIT.name, "Swing Ellipse")
+        prop(box, TWIST_LIMIT.name, "Twist Range")
         if not problems:
             swing_limit, twist_limit = bone_modes.joint_limits(pose_bone)
             # The status against the limits as they act (negative semi-axes as 0, ...).
             a, b, low, high = effective_limits(*swing_limit, *twist_limit)
             for icon, text in (
                 swing_status(swing, np.array([a, b])),
-                twist_status(float(pose_bone["rq_twist"]), np.array([low, high])),
+                twist_status(float(pose_bone[TWIST.name]), np.array([low, high])),
             ):
                 box.label(text=text, icon=icon)
             _draw_limit_warnings(box, pose_bone, swing_limit, twist_limit)
@@ -246,7 +257,7 @@ class VIEW3D_PT_rq_rotation(RQPoseBonePanel, bpy.types.Panel):  # type: ignore[m
         assert obj is not None and obj.pose is not None  # poll
         selected = [pb for pb in obj.pose.bones if compat.pose_bone_selected(pb)]
         counts = Counter(bone_modes.current_mode(pb) for pb in selected)
-        summary = ", ".join(f"{n} {MODE_LABELS.get(m, m)}" for m, n in sorted(counts.items()))
+        summary = ", ".join(f"{n} {mode_label(m)}" for m, n in sorted(counts.items()))
         layout.label(text=f"Selected: {summary or 'none'}", icon='BONE_DATA')
         draw_bone(layout, active_pose_bone(context))
         layout.prop(overlay_settings(context), "show_limits")

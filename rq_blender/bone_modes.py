@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Put pose bones into and out of the add-on's rotation modes.
 
-A bone in an add-on mode keeps its animatable parameters in ID custom properties (see
-`PARAMETERS`), which Blender saves, keys, overrides and shows without the add-on, and its
-rotation comes from drivers Blender evaluates without Python (`drivers`): the bone's
-``rotation_mode`` is ``'AXIS_ANGLE'`` and ``rotation_axis_angle`` is driven. The mode is
-therefore read back from the file itself (`current_mode`), also in a file the add-on saved
-and Blender reopened.
+A bone in an add-on mode keeps its animatable parameters in ID custom properties (the
+table of modes and properties is ``rq_rotation.modes``), which Blender saves, keys,
+overrides and shows without the add-on, and its rotation comes from drivers Blender
+evaluates without Python (`drivers`): the bone's ``rotation_mode`` is ``'AXIS_ANGLE'`` and
+``rotation_axis_angle`` is driven. The mode is therefore read back from the file itself
+(`current_mode`), also in a file the add-on saved and Blender reopened.
 
 Parameter conventions (radians, the bone's local axes):
 
@@ -39,32 +39,19 @@ from typing import Any, cast
 import bpy
 
 from .. import rq_rotation as rq
+from ..rq_rotation.modes import (
+    ADDON_MODES,
+    LIMITS,
+    MODES,
+    NATIVE_MODES,
+    PROPERTIES,
+    RQ,
+    SWING_LIMIT,
+    SWING_TWIST,
+    TWIST_LIMIT,
+    parameters_of,
+)
 from . import drivers
-
-ADDON_MODES = ("RQ", "SWING_TWIST")
-NATIVE_MODES = ("QUATERNION", "XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX", "AXIS_ANGLE")
-
-# ID custom property names and sizes of each add-on mode's animatable parameters; F-curve
-# data path ``pose.bones["B"]["<name>"]`` with array index 0..size-1. Size 1 is a scalar
-# property (index 0).
-PARAMETERS: dict[str, tuple[tuple[str, int], ...]] = {
-    "RQ": (("rq_vector", 3),),
-    "SWING_TWIST": (("rq_swing", 2), ("rq_twist", 1)),
-}
-
-# Joint limits of swing/twist bones and their defaults, which clamp nothing.
-LIMITS: dict[str, tuple[float, float]] = {
-    "rq_swing_limit": (math.pi, math.pi),
-    "rq_twist_limit": (-math.pi, math.pi),
-}
-
-_DESCRIPTIONS = {
-    "rq_vector": "Rotation vector (exponential map): axis times angle, in the bone's local space",
-    "rq_swing": "Swing rotation vector about the bone's local X and Z (acts after the twist)",
-    "rq_twist": "Twist about the bone's local Y (acts before the swing)",
-    "rq_swing_limit": "Semi-axes of the swing ellipse about X and Z; the swing is scaled into it",
-    "rq_twist_limit": "Lowest and highest twist; the twist is clamped to this range",
-}
 
 
 def current_mode(pose_bone: bpy.types.PoseBone) -> str:
@@ -84,19 +71,25 @@ def current_mode(pose_bone: bpy.types.PoseBone) -> str:
         return native
     read = {variable.targets[0].data_path for variable in angle.driver.variables}
     for mode in ADDON_MODES:
-        first_parameter = PARAMETERS[mode][0][0]
-        if any(f'["{first_parameter}"]' in path for path in read):
+        first_parameter = MODES[mode].parameters[0].path
+        if any(first_parameter in path for path in read):
             return mode
     return native
 
 
 def parameter_values(pose_bone: bpy.types.PoseBone, mode: str) -> tuple[float, ...]:
-    """The mode's parameters stored on the bone, flattened in `PARAMETERS` order."""
+    """The mode's parameters stored on the bone, flattened in their order (``modes.MODES``)."""
     values: list[float] = []
-    for name, size in PARAMETERS[_addon_mode(mode)]:
-        stored = pose_bone[name]
-        values.extend([float(stored)] if size == 1 else (float(v) for v in stored))
+    for parameter in MODES[_addon_mode(mode)].parameters:
+        stored = pose_bone[parameter.name]
+        values.extend([float(stored)] if parameter.size == 1 else (float(v) for v in stored))
     return tuple(values)
+
+
+def read_parameters(pose_bone: bpy.types.PoseBone, mode: str) -> dict[str, Any]:
+    """The mode's parameters stored on the bone as ``{name: value}`` (``modes.parameters_of``:
+    a float for ``rq_twist``), the form `write_parameters` takes."""
+    return parameters_of(mode, parameter_values(pose_bone, mode))
 
 
 def enter_mode(pose_bone: bpy.types.PoseBone, mode: str, values: object) -> None:
@@ -123,11 +116,11 @@ def enter_mode(pose_bone: bpy.types.PoseBone, mode: str, values: object) -> None
             "remove those drivers first"
         )
     offset = 0
-    for name, size in PARAMETERS[mode]:
-        chunk = flat[offset : offset + size]
-        offset += size
-        _set_property(pose_bone, name, chunk[0] if size == 1 else list(chunk))
-    if mode == "SWING_TWIST":
+    for parameter in MODES[mode].parameters:
+        chunk = flat[offset : offset + parameter.size]
+        offset += parameter.size
+        _set_property(pose_bone, parameter.name, chunk[0] if parameter.size == 1 else list(chunk))
+    if mode == SWING_TWIST:
         for name, default in LIMITS.items():
             if not _has_property(pose_bone, name):
                 _set_property(pose_bone, name, list(default))
@@ -184,10 +177,10 @@ def _property_names(pose_bone: bpy.types.PoseBone, target: str | None) -> list[t
     """``(name, size)`` of the properties the bone's add-on mode reads, and the limits also
     when ``target`` is ``'SWING_TWIST'`` (a bone switching there keeps its stored limits)."""
     mode = current_mode(pose_bone)
-    names = list(PARAMETERS[mode]) if mode in ADDON_MODES else []
-    if "SWING_TWIST" in (mode, target):
+    names = [(p.name, p.size) for p in MODES[mode].parameters] if mode in ADDON_MODES else []
+    if SWING_TWIST in (mode, target):
         names.extend(
-            (name, 2) for name in LIMITS if mode == "SWING_TWIST" or _has_property(pose_bone, name)
+            (name, 2) for name in LIMITS if mode == SWING_TWIST or _has_property(pose_bone, name)
         )
     return names
 
@@ -240,10 +233,9 @@ def default_value(name: str) -> float | list[float]:
     """The default of a parameter (zero rotation) or limit property (`LIMITS`)."""
     if name in LIMITS:
         return list(LIMITS[name])
-    for parameters in PARAMETERS.values():
-        for parameter, size in parameters:
-            if parameter == name:
-                return 0.0 if size == 1 else [0.0] * size
+    if name in PROPERTIES:
+        size = PROPERTIES[name].size
+        return 0.0 if size == 1 else [0.0] * size
     raise ValueError(f"{name!r} is not a property of the add-on")
 
 
@@ -276,10 +268,10 @@ def fix_limits(pose_bone: bpy.types.PoseBone) -> list[str]:
     changes: list[str] = []
     (a, b), (low, high) = joint_limits(pose_bone)
     if a < 0.0 or b < 0.0:
-        pose_bone["rq_swing_limit"] = [max(a, 0.0), max(b, 0.0)]
+        pose_bone[SWING_LIMIT.name] = [max(a, 0.0), max(b, 0.0)]
         changes.append("set negative swing semi-axes to 0")
     if low > high:
-        pose_bone["rq_twist_limit"] = [high, low]
+        pose_bone[TWIST_LIMIT.name] = [high, low]
         changes.append(
             f"swapped the twist range to [{math.degrees(high):.1f}°, {math.degrees(low):.1f}°]"
         )
@@ -296,10 +288,10 @@ def static_axis_angle(
     Used to give the driven channel its value before the first evaluation; the same
     formulas as the driver expressions (see `drivers`).
     """
-    if mode == "RQ":
-        x, y, z = parameter_values(pose_bone, "RQ")
+    if mode == RQ:
+        x, y, z = parameter_values(pose_bone, RQ)
         return (math.sqrt(x * x + y * y + z * z), x, y, z)
-    x, z, t = parameter_values(pose_bone, "SWING_TWIST")
+    x, z, t = parameter_values(pose_bone, SWING_TWIST)
     swing_limit, (low, high) = joint_limits(pose_bone)
     a, b = (max(limit, 1e-12) for limit in swing_limit)
     n = math.sqrt(x * x + z * z)
@@ -331,7 +323,7 @@ def repair_driver_paths(armature_object: bpy.types.Object) -> int:
     if animation is None:
         return 0
     suffix = "." + drivers.DRIVEN_PROPERTY
-    names = {name for mode in ADDON_MODES for name, _ in PARAMETERS[mode]} | set(LIMITS)
+    names = set(PROPERTIES)
     changed = 0
     for fcurve in animation.drivers:
         path = fcurve.data_path
@@ -384,7 +376,7 @@ def _addon_mode(mode: str) -> str:
 def _flatten(mode: str, values: object) -> tuple[float, ...]:
     """The parameter values as one flat tuple of finite floats, checked against the mode."""
     try:
-        if mode == "RQ":
+        if mode == RQ:
             flat = tuple(float(v) for v in values)  # type: ignore[attr-defined]
             expected = "a length-3 rotation vector"
             ok = len(flat) == 3
@@ -413,17 +405,17 @@ def _set_property(pose_bone: bpy.types.PoseBone, name: str, value: float | Seque
         del pose_bone[name]  # a fresh property gets the right type and size
     pose_bone[name] = value
     ui: Any = pose_bone.id_properties_ui(name)  # the stubs say None: it is a UI manager
-    ui.update(subtype='ANGLE', description=_DESCRIPTIONS[name], precision=4)
-    if name == "rq_swing_limit":
+    ui.update(subtype='ANGLE', description=PROPERTIES[name].description, precision=4)
+    if name == SWING_LIMIT.name:
         # Joints live within pi (the slider's range); widened limits may reach 2 pi.
         ui.update(min=0.0, max=2.0 * math.pi, soft_min=0.0, soft_max=math.pi)
-    pose_bone.property_overridable_library_set(f'["{name}"]', True)
+    pose_bone.property_overridable_library_set(PROPERTIES[name].path, True)
 
 
 def _remove_addon_data(pose_bone: bpy.types.PoseBone) -> None:
     """Remove the drivers and the parameter properties of every add-on mode."""
     drivers.remove(pose_bone)
     for mode in ADDON_MODES:
-        for name, _ in PARAMETERS[mode]:
-            if _has_property(pose_bone, name):
-                del pose_bone[name]
+        for parameter in MODES[mode].parameters:
+            if _has_property(pose_bone, parameter.name):
+                del pose_bone[parameter.name]

@@ -70,6 +70,8 @@ from typing import Final
 
 import bpy
 
+from ..rq_rotation.modes import RQ, SWING_TWIST
+
 DRIVEN_MODE: Final = 'AXIS_ANGLE'
 DRIVEN_PROPERTY = "rotation_axis_angle"
 
@@ -140,7 +142,7 @@ SWING_TWIST_DRIVERS = (
     DriverSpec(3, 'SCRIPTED', _AXIS_Z, _SWING_TWIST),
 )
 
-DRIVERS: dict[str, tuple[DriverSpec, ...]] = {"RQ": RQ_DRIVERS, "SWING_TWIST": SWING_TWIST_DRIVERS}
+DRIVERS: dict[str, tuple[DriverSpec, ...]] = {RQ: RQ_DRIVERS, SWING_TWIST: SWING_TWIST_DRIVERS}
 
 
 def driven_path(pose_bone: bpy.types.PoseBone) -> str:

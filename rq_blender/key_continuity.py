@@ -27,11 +27,12 @@ import numpy as np
 
 from ..rq_rotation import rq_sequence_continuous
 from ..rq_rotation.keyframes.continuity import continuous_twists, held_jumps
+from ..rq_rotation.modes import RQ_VECTOR, TWIST
 from . import animdata, bone_modes
 from .parameter_curves import ParameterCurves
 
 # The parameters the filter changes (see the module docstring).
-FILTERED_PARAMETERS = ("rq_vector", "rq_twist")
+FILTERED_PARAMETERS = (RQ_VECTOR.name, TWIST.name)
 # Values that differ by less than this (radians) count as unchanged (float32 keys).
 UNCHANGED = 1e-6
 
@@ -46,7 +47,7 @@ def filtered_values(curves: ParameterCurves) -> tuple[np.ndarray, np.ndarray, np
     """
     times = curves.key_times()
     before = curves.values(times)
-    if curves.name == "rq_vector":
+    if curves.name == RQ_VECTOR.name:
         # Each stretch between held jumps on its own, from its first key as it is.
         after = (
             np.concatenate(
@@ -65,7 +66,7 @@ def filtered_values(curves: ParameterCurves) -> tuple[np.ndarray, np.ndarray, np
             if len(times)
             else before.copy()
         )
-    elif curves.name == "rq_twist":
+    elif curves.name == TWIST.name:
         _, (low, high) = bone_modes.joint_limits(curves.pose_bone)
         after = continuous_twists(before[:, 0], low, high)[:, None]
     else:

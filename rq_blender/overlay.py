@@ -28,6 +28,7 @@ from bpy.props import BoolProperty, FloatProperty, PointerProperty
 from gpu_extras.batch import batch_for_shader
 
 from .. import rq_rotation as rq
+from ..rq_rotation.modes import SWING, SWING_LIMIT, SWING_TWIST, TWIST
 from . import bone_modes
 from .registration import register_classes_factory
 
@@ -132,9 +133,9 @@ def _posed_parameters(pose_bone: bpy.types.PoseBone) -> tuple[np.ndarray, float,
     """The swing and twist as evaluation poses them (radially scaled, clamped), and the
     limits as they act (`rq_rotation.effective_limits`: negative semi-axes as 0, an inverted
     twist range as its first value)."""
-    swing = np.asarray(pose_bone["rq_swing"], dtype=float)
+    swing = np.asarray(pose_bone[SWING.name], dtype=float)
     (a, b), (low, high) = bone_modes.joint_limits(pose_bone)
-    twist = float(rq.clamp_twist(float(pose_bone["rq_twist"]), low, high))
+    twist = float(rq.clamp_twist(float(pose_bone[TWIST.name]), low, high))
     limits = tuple(float(x) for x in rq.effective_limits(a, b, low, high))
     return rq.scale_swing_into_ellipse(swing, a, b), twist, limits
 
@@ -155,9 +156,9 @@ def _collect(context: bpy.types.Context, size: float) -> tuple[list, bytes]:
         world = obj.matrix_world
         for pose_bone in obj.pose.bones:
             properties: Any = pose_bone  # ID properties (the stubs lack ``in``)
-            if "rq_swing" not in properties or "rq_swing_limit" not in properties:
+            if SWING.name not in properties or SWING_LIMIT.name not in properties:
                 continue
-            if pose_bone.bone.hide or bone_modes.current_mode(pose_bone) != "SWING_TWIST":
+            if pose_bone.bone.hide or bone_modes.current_mode(pose_bone) != SWING_TWIST:
                 continue
             if bone_modes.value_problems(pose_bone):
                 continue  # the panel says what is wrong; nothing to draw

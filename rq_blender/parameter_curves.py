@@ -2,7 +2,7 @@
 """Which add-on parameter F-curves an operator acts on, read as numpy arrays.
 
 A *parameter* is one of the ID custom properties that hold a bone's rotation in the add-on's
-modes (`PARAMETER_SIZES`): ``pose_bone["rq_vector"]`` (3 floats, an RQ vector),
+modes (``rq_rotation.modes.PARAMETERS``): ``pose_bone["rq_vector"]`` (3 floats, an RQ vector),
 ``pose_bone["rq_swing"]`` (2 floats, ``(r_x, r_z)``) and ``pose_bone["rq_twist"]`` (1 float,
 about the bone's Y). Its F-curves are the channels ``pose.bones["B"]["rq_vector"]`` index 0..k-1.
 
@@ -26,14 +26,11 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 
-from . import animdata, bone_modes, compat
+from ..rq_rotation.modes import PARAMETERS, RQ_VECTOR, SWING
+from . import animdata, compat
 
-# Every add-on parameter and its size, from `bone_modes.PARAMETERS`.
-PARAMETER_SIZES = {
-    name: size for parameters in bone_modes.PARAMETERS.values() for name, size in parameters
-}
 # The parameters whose values are rotation vectors (the swing is ``(r_x, 0, r_z)``).
-VECTOR_PARAMETERS = ("rq_vector", "rq_swing")
+VECTOR_PARAMETERS = (RQ_VECTOR.name, SWING.name)
 
 
 @dataclass
@@ -51,11 +48,11 @@ class ParameterCurves:
 
     @property
     def size(self) -> int:
-        return PARAMETER_SIZES[self.name]
+        return PARAMETERS[self.name].size
 
     @property
     def data_path(self) -> str:
-        return animdata.bone_data_path(self.bone_name, f'["{self.name}"]')
+        return animdata.bone_data_path(self.bone_name, PARAMETERS[self.name].path)
 
     @property
     def pose_bone(self) -> bpy.types.PoseBone:
@@ -100,8 +97,9 @@ def read_parameter(
     obj: bpy.types.Object, use: animdata.ActionUse, bone_name: str, name: str
 ) -> ParameterCurves | None:
     """The F-curves of one parameter in one action, ``None`` when none of them has keys."""
-    data_path = animdata.bone_data_path(bone_name, f'["{name}"]')
-    channels = animdata.read_channels(animdata.fcurve_owner(use), data_path, PARAMETER_SIZES[name])
+    parameter = PARAMETERS[name]
+    data_path = animdata.bone_data_path(bone_name, parameter.path)
+    channels = animdata.read_channels(animdata.fcurve_owner(use), data_path, parameter.size)
     if all(c is None for c in channels):
         return None
     return ParameterCurves(obj, bone_name, name, use, channels)
@@ -138,7 +136,7 @@ def _graph_editor_fcurves(context: bpy.types.Context) -> list[bpy.types.FCurve]:
 def _parameter_path(data_path: str) -> bool:
     """Whether ``data_path`` is an add-on parameter channel, ``pose.bones["B"]["rq_..."]``."""
     return data_path.startswith("pose.bones[") and any(
-        data_path.endswith(f'["{name}"]') for name in PARAMETER_SIZES
+        data_path.endswith(p.path) for p in PARAMETERS.values()
     )
 
 
@@ -170,7 +168,8 @@ def target_parameters(context: bpy.types.Context, names: Iterable[str]) -> list[
             for use in animdata.actions_of(obj):
                 for bone in pose_bones(obj):
                     for name in names:
-                        if animdata.bone_data_path(bone.name, f'["{name}"]') not in paths:
+                        path = animdata.bone_data_path(bone.name, PARAMETERS[name].path)
+                        if path not in paths:
                             continue
                         curves = read_parameter(obj, use, bone.name, name)
                         if curves is None:

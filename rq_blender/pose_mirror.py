@@ -32,7 +32,17 @@ from ..rq_rotation import (
     quat_to_rq,
     quat_to_swing_twist,
 )
-from ..rq_rotation.modes import MODES, values_to_quat
+from ..rq_rotation.modes import (
+    ADDON_MODES,
+    MODES,
+    RQ,
+    RQ_VECTOR,
+    SWING,
+    SWING_TWIST,
+    TWIST,
+    flat_values,
+    values_to_quat,
+)
 from . import bone_modes
 
 # What a bone's rotation is written as: an add-on bone's parameters ({"rq_vector": [...]}),
@@ -50,22 +60,11 @@ def mirror_bone(pose_bone: bpy.types.PoseBone) -> bpy.types.PoseBone | None:
     return pose.bones.get(name)
 
 
-def as_parameters(mode: str, flat: Any) -> dict[str, Any]:
-    """Flat parameter values of an add-on mode (`bone_modes.parameter_values` order) as the
-    dict `bone_modes.write_parameters` takes (a float for a size-1 property)."""
-    values, offset = {}, 0
-    for name, size in bone_modes.PARAMETERS[mode]:
-        chunk = [float(x) for x in flat[offset : offset + size]]
-        values[name] = chunk[0] if size == 1 else chunk
-        offset += size
-    return values
-
-
 def pose_of(pose_bone: bpy.types.PoseBone) -> tuple[str, Pose]:
     """A bone's mode and its rotation as `Pose`: its parameters, or its basis quaternion."""
     mode = bone_modes.current_mode(pose_bone)
-    if mode in bone_modes.ADDON_MODES:
-        return mode, as_parameters(mode, bone_modes.parameter_values(pose_bone, mode))
+    if mode in ADDON_MODES:
+        return mode, bone_modes.read_parameters(pose_bone, mode)
     return mode, pose_bone.matrix_basis.to_quaternion()
 
 
@@ -79,15 +78,7 @@ def limited_swing_twist(
     limited = clamp_swing_ellipse(swing, a, b)
     limited_twist = float(clamp_twist(float(twist), low, high))
     changed = bool(np.any(limited != swing)) or limited_twist != float(twist)
-    return {"rq_swing": [float(x) for x in limited], "rq_twist": limited_twist}, changed
-
-
-def _flat(mode: str, parameters: dict[str, Any]) -> np.ndarray:
-    """Parameters as one flat array, in `bone_modes.PARAMETERS` order."""
-    return np.array(
-        [x for name, _ in bone_modes.PARAMETERS[mode] for x in np.atleast_1d(parameters[name])],
-        dtype=np.float64,
-    )
+    return {SWING.name: [float(x) for x in limited], TWIST.name: limited_twist}, changed
 
 
 def transferred(source_mode: str, pose: Pose, target: bpy.types.PoseBone, flip: bool) -> Pose:
@@ -95,22 +86,22 @@ def transferred(source_mode: str, pose: Pose, target: bpy.types.PoseBone, flip: 
     when ``flip``; see the module docstring."""
     target_mode = bone_modes.current_mode(target)
     if target_mode == source_mode and isinstance(pose, dict):
-        flat = _flat(source_mode, pose)
-        if source_mode == "RQ":
-            return {"rq_vector": [float(x) for x in (mirror_rq(flat) if flip else flat)]}
+        flat = flat_values(source_mode, pose)
+        if source_mode == RQ:
+            return {RQ_VECTOR.name: [float(x) for x in (mirror_rq(flat) if flip else flat)]}
         swing, twist = mirror_swing_twist(flat[:2], flat[2]) if flip else (flat[:2], flat[2])
         return limited_swing_twist(target, swing, float(twist))[0]
     if isinstance(pose, dict):
-        q = values_to_quat(source_mode, _flat(source_mode, pose))
+        q = values_to_quat(source_mode, flat_values(source_mode, pose))
     else:
         q = np.array(pose, dtype=np.float64)
     if flip:
         q = mirror_quat(q)
-    if target_mode == "RQ":
-        near = np.array(bone_modes.parameter_values(target, "RQ"))
-        return {"rq_vector": [float(x) for x in quat_to_rq(q, near=near)]}
-    if target_mode == "SWING_TWIST":
-        x, z, t = bone_modes.parameter_values(target, "SWING_TWIST")
+    if target_mode == RQ:
+        near = np.array(bone_modes.parameter_values(target, RQ))
+        return {RQ_VECTOR.name: [float(x) for x in quat_to_rq(q, near=near)]}
+    if target_mode == SWING_TWIST:
+        x, z, t = bone_modes.parameter_values(target, SWING_TWIST)
         swing, twist = quat_to_swing_twist(q, near=(np.array([x, z]), t))
         return limited_swing_twist(target, swing, float(twist))[0]
     return Quaternion([float(x) for x in q])

@@ -87,8 +87,10 @@ from .swing_twist import (
     quat_to_swing_twist,
     scale_swing_into_ellipse,
     swing_in_ellipse,
+    swing_of,
     swing_twist_sequence_continuous,
     swing_twist_to_quat,
+    swing_vector,
 )
 
 __all__ = [
@@ -156,7 +158,9 @@ __all__ = [
     "squad_keys",
     "swing_in_ellipse",
     "swing_matrix_jacobian",
+    "swing_of",
     "swing_quat_jacobian",
     "swing_twist_sequence_continuous",
     "swing_twist_to_quat",
+    "swing_vector",
 ]

@@ -16,7 +16,7 @@ import numpy as np
 from ._checks import as_quats, as_vectors, run_chunked
 from .quaternion import _conj, _qmul
 from .rq import _SIN_HALF_SERIES, SMALL_ANGLE_RQ_TO_QUAT, _rq_to_quat
-from .swing_twist import _swing_rq
+from .swing_twist import swing_vector
 
 _ONES3 = np.ones(3)
 
@@ -157,12 +157,12 @@ def swing_quat_jacobian(swing):
     The 2-DOF chain rule of section 5: ``dq/dr = dq/dv dv/dr`` with ``dv/dr_x = (1, 0, 0)`` and
     ``dv/dr_z = (0, 0, 1)``, i.e. columns 0 and 2 of ``rq_quat_jacobian``.
     """
-    return rq_quat_jacobian(_swing_rq(as_vectors(swing, "swing", 2)))[..., [0, 2]]
+    return rq_quat_jacobian(swing_vector(as_vectors(swing, "swing", 2)))[..., [0, 2]]
 
 
 def swing_matrix_jacobian(swing):
     """``dR/dr`` of a swing ``(r_x, r_z)``: (..., 2, 3, 3), ``out[..., k] = dR/dr_k``."""
-    return rq_matrix_jacobian(_swing_rq(as_vectors(swing, "swing", 2)))[..., [0, 2], :, :]
+    return rq_matrix_jacobian(swing_vector(as_vectors(swing, "swing", 2)))[..., [0, 2], :, :]
 
 
 def rq_velocity(v, omega, frame="world"):

@@ -15,7 +15,8 @@ SWING_TWIST     3   ``pose_bone["rq_swing"]`` ``(r_x, r_z)``, then ``pose_bone["
 
 The add-on's parameters are ID properties (path ``["name"]`` from the pose bone), Blender's
 are RNA properties (path ``name``); `Parameter.path` gives either. A swing ``(r_x, r_z)`` is
-the rotation vector ``(r_x, 0, r_z)`` (`swing_vector`), acting after the twist about Y.
+the rotation vector ``(r_x, 0, r_z)`` (``swing_vector``, ``swing_of`` from
+``rq_rotation.swing_twist``), acting after the twist about Y.
 Swing/twist bones also carry joint limits (`LIMITS`), whose meaning is the core's
 ``effective_limits``.
 
@@ -35,7 +36,9 @@ array([0., 0., 1., 0.])
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -50,13 +53,23 @@ __all__ = [
     "LIMITS",
     "MODES",
     "NATIVE_MODES",
+    "PARAMETERS",
+    "PROPERTIES",
+    "RQ",
+    "RQ_VECTOR",
+    "SWING",
+    "SWING_LIMIT",
+    "SWING_TWIST",
+    "TWIST",
+    "TWIST_LIMIT",
     "Mode",
     "Parameter",
+    "flat_values",
     "id_property_name",
+    "mode_label",
     "nearest_values",
+    "parameters_of",
     "rotation_vectors",
-    "swing_of",
-    "swing_vector",
     "values_to_quat",
 ]
 
@@ -106,6 +119,47 @@ def _native(name: str, label: str, description: str, prop: str, size: int) -> Mo
     return Mode(name, label, description, (Parameter(prop, size, False),))
 
 
+#: The add-on's modes.
+RQ = "RQ"
+SWING_TWIST = "SWING_TWIST"
+
+#: The add-on's ID properties on a pose bone (radians, the bone's local axes).
+RQ_VECTOR = Parameter(
+    "rq_vector",
+    3,
+    True,
+    "Rotation vector (exponential map): axis times angle, in the bone's local space",
+)
+SWING = Parameter(
+    "rq_swing",
+    2,
+    True,
+    "Swing rotation vector about the bone's local X and Z (acts after the twist)",
+)
+TWIST = Parameter("rq_twist", 1, True, "Twist about the bone's local Y (acts before the swing)")
+SWING_LIMIT = Parameter(
+    "rq_swing_limit",
+    2,
+    True,
+    "Semi-axes of the swing ellipse about X and Z; the swing is scaled into it",
+)
+TWIST_LIMIT = Parameter(
+    "rq_twist_limit", 2, True, "Lowest and highest twist; the twist is clamped to this range"
+)
+
+#: The joint limits of swing/twist bones by name, with their defaults (which clamp nothing
+#: for a swing of at most pi and a twist in [-pi, pi]). Their meaning: ``effective_limits``.
+LIMITS: dict[str, tuple[float, float]] = {
+    SWING_LIMIT.name: (math.pi, math.pi),
+    TWIST_LIMIT.name: (-math.pi, math.pi),
+}
+#: The animatable parameters of the add-on's modes by name.
+PARAMETERS: dict[str, Parameter] = {p.name: p for p in (RQ_VECTOR, SWING, TWIST)}
+#: Every ID property of the add-on by name.
+PROPERTIES: dict[str, Parameter] = {
+    p.name: p for p in (RQ_VECTOR, SWING, TWIST, SWING_LIMIT, TWIST_LIMIT)
+}
+
 _EULER_FIRST = {"X": "X first", "Y": "Y first", "Z": "Z first"}
 
 #: Every mode by identifier, in the order menus list them.
@@ -113,37 +167,19 @@ MODES: dict[str, Mode] = {
     mode.name: mode
     for mode in (
         Mode(
-            "RQ",
+            RQ,
             "RQ",
             "Rotation vector (exponential map): three channels, the axis times the angle",
-            (
-                Parameter(
-                    "rq_vector",
-                    3,
-                    True,
-                    "Rotation vector (exponential map): axis times angle, in the bone's local "
-                    "space",
-                ),
-            ),
+            (RQ_VECTOR,),
         ),
         Mode(
-            "SWING_TWIST",
+            SWING_TWIST,
             "Swing/Twist",
             "Swing (X, Z) after a twist about the bone's Y axis. Limits that restrict nothing "
             "(the defaults) are widened to cover spinning animation; set joint limits keep "
             "every key inside them (an equivalent angle where one fits, else the closest "
             "limit)",
-            (
-                Parameter(
-                    "rq_swing",
-                    2,
-                    True,
-                    "Swing rotation vector about the bone's local X and Z (acts after the twist)",
-                ),
-                Parameter(
-                    "rq_twist", 1, True, "Twist about the bone's local Y (acts before the swing)"
-                ),
-            ),
+            (SWING, TWIST),
         ),
         _native(
             "QUATERNION", "Quaternion (WXYZ)", "Blender's quaternion mode", "rotation_quaternion", 4
@@ -170,22 +206,11 @@ MODES: dict[str, Mode] = {
 ADDON_MODES = tuple(name for name, mode in MODES.items() if mode.addon)
 NATIVE_MODES = tuple(name for name, mode in MODES.items() if not mode.addon)
 
-#: The joint limits of swing/twist bones, with their defaults (which clamp nothing for a swing
-#: of at most pi and a twist in [-pi, pi]).
-LIMITS: dict[Parameter, tuple[float, float]] = {
-    Parameter(
-        "rq_swing_limit",
-        2,
-        True,
-        "Semi-axes of the swing ellipse about X and Z; the swing is scaled into it",
-    ): (math.pi, math.pi),
-    Parameter(
-        "rq_twist_limit",
-        2,
-        True,
-        "Lowest and highest twist; the twist is clamped to this range",
-    ): (-math.pi, math.pi),
-}
+
+def mode_label(mode: str) -> str:
+    """The UI label of a mode; an identifier not in `MODES` (a newer Blender's) as it is."""
+    known = MODES.get(mode)
+    return known.label if known is not None else mode
 
 
 def id_property_name(path: str) -> str | None:
@@ -197,19 +222,28 @@ def id_property_name(path: str) -> str | None:
     return path[start + 2 : -2] if start >= 0 else None
 
 
-def swing_vector(swing: np.ndarray) -> np.ndarray:
-    """The rotation vectors ``(r_x, 0, r_z)`` of swings ``(r_x, r_z)``, (..., 2) -> (..., 3)."""
-    swing = np.asarray(swing, dtype=np.float64)
-    out = np.zeros(swing.shape[:-1] + (3,))
-    out[..., 0] = swing[..., 0]
-    out[..., 2] = swing[..., 1]
+def parameters_of(mode: str, flat: Sequence[float]) -> dict[str, float | list[float]]:
+    """An add-on mode's flat channel values (k,) as ``{property name: value}``: a float for
+    a size-1 property, a list otherwise (what the Blender layer stores).
+
+    >>> parameters_of('SWING_TWIST', [0.1, 0.2, 0.3])
+    {'rq_swing': [0.1, 0.2], 'rq_twist': 0.3}
+    """
+    out: dict[str, float | list[float]] = {}
+    offset = 0
+    for parameter in MODES[mode].parameters:
+        chunk = [float(x) for x in flat[offset : offset + parameter.size]]
+        out[parameter.name] = chunk[0] if parameter.size == 1 else chunk
+        offset += parameter.size
     return out
 
 
-def swing_of(v: np.ndarray) -> np.ndarray:
-    """The swing ``(v_x, v_z)`` of rotation vectors in the XZ plane, (..., 3) -> (..., 2)
-    (`swing_vector`'s inverse; a Y component is dropped)."""
-    return np.asarray(v, dtype=np.float64)[..., [0, 2]]
+def flat_values(mode: str, parameters: Mapping[str, Any]) -> np.ndarray:
+    """`parameters_of`'s inverse: ``{property name: value}`` -> channel values (k,)."""
+    return np.array(
+        [x for p in MODES[mode].parameters for x in np.atleast_1d(parameters[p.name])],
+        dtype=np.float64,
+    )
 
 
 def values_to_quat(mode: str, values: np.ndarray) -> np.ndarray:
@@ -225,9 +259,9 @@ def values_to_quat(mode: str, values: np.ndarray) -> np.ndarray:
         return blender_axis_angle_to_quat(values)
     if mode in EULER_ORDERS:
         return euler_to_quat(values, mode)
-    if mode == "RQ":
+    if mode == RQ:
         return rq_to_quat(values)
-    if mode == "SWING_TWIST":
+    if mode == SWING_TWIST:
         return swing_twist_to_quat(values[..., :2], values[..., 2])
     raise ValueError(f"unknown rotation mode {mode!r}; one of {tuple(MODES)}")
 
@@ -238,10 +272,10 @@ def nearest_values(mode: str, q: np.ndarray, near: np.ndarray) -> np.ndarray:
     conversions."""
     if mode in EULER_ORDERS:
         return quat_to_euler(q, mode, near=near)
-    if mode == "SWING_TWIST":
+    if mode == SWING_TWIST:
         swing, twist = quat_to_swing_twist(q, near=(near[:, :2], near[:, 2]))
         return np.concatenate([swing, np.asarray(twist)[:, None]], axis=1)
-    if mode == "RQ":
+    if mode == RQ:
         return quat_to_rq(q, near=near)
     raise ValueError(f"mode {mode!r} has no nearest equivalents; one of Euler, SWING_TWIST, RQ")
 
@@ -255,10 +289,10 @@ def rotation_vectors(mode: str, values: np.ndarray) -> np.ndarray:
     r_z)``; QUATERNION: the shortest vector (a quaternion holds no revolutions).
     """
     values = np.asarray(values, dtype=np.float64)
-    if mode in EULER_ORDERS or mode == "RQ":
+    if mode in EULER_ORDERS or mode == RQ:
         return values
     if mode == "AXIS_ANGLE":
         return blender_axis_angle_to_rq(values)
-    if mode == "SWING_TWIST":
+    if mode == SWING_TWIST:
         return values[..., [0, 2, 1]]
     return quat_to_rq(values_to_quat(mode, values))

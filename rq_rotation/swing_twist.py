@@ -25,19 +25,32 @@ __all__ = [
     "quat_to_swing_twist",
     "scale_swing_into_ellipse",
     "swing_in_ellipse",
+    "swing_of",
     "swing_twist_sequence_continuous",
     "swing_twist_to_quat",
+    "swing_vector",
 ]
 
 TWO_PI = 2.0 * math.pi
 
 
-def _swing_rq(swing):
-    """The RQ vectors ``(r_x, 0, r_z)`` (..., 3) of validated swings ``(r_x, r_z)`` (..., 2)."""
+def swing_vector(swing):
+    """The rotation vectors ``(r_x, 0, r_z)`` of swings ``(r_x, r_z)``, (..., 2) -> (..., 3).
+
+    >>> swing_vector([0.5, -0.25])
+    array([ 0.5 ,  0.  , -0.25])
+    """
+    swing = np.asarray(swing, dtype=np.float64)
     v = np.zeros(swing.shape[:-1] + (3,))
     v[..., 0] = swing[..., 0]
     v[..., 2] = swing[..., 1]
     return v
+
+
+def swing_of(v):
+    """The swings ``(v_x, v_z)`` of rotation vectors in the XZ plane, (..., 3) -> (..., 2):
+    `swing_vector`'s inverse (a Y component is dropped)."""
+    return np.asarray(v, dtype=np.float64)[..., [0, 2]]
 
 
 def swing_twist_to_quat(swing, twist):
@@ -58,7 +71,7 @@ def swing_twist_to_quat(swing, twist):
     """
     swing = as_vectors(swing, "swing", 2)
     twist = as_scalars(twist, "twist")
-    qs = _rq_to_quat(_swing_rq(swing))
+    qs = _rq_to_quat(swing_vector(swing))
     cs, sx, sz = qs[..., 0], qs[..., 1], qs[..., 3]
     ct = np.cos(0.5 * twist)
     st = np.sin(0.5 * twist)
@@ -141,8 +154,8 @@ def quat_to_swing_twist(q, near=None):
     swing, twist = _decompose(q, twist_at_pi=twist0)
     twist = twist + TWO_PI * np.round((twist0 - twist) / TWO_PI)
     # closest equivalent swing: quat_to_rq's rule, applied to the swing's RQ vector directly
-    vn = _nearest_equivalent(_swing_rq(swing), _swing_rq(swing0))
-    return vn[..., [0, 2]], twist
+    vn = _nearest_equivalent(swing_vector(swing), swing_vector(swing0))
+    return swing_of(vn), twist
 
 
 def swing_twist_sequence_continuous(swing, twist):

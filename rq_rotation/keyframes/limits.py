@@ -16,7 +16,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..shells import reparameterize
-from ..swing_twist import clamp_swing_ellipse, clamp_twist, effective_limits
+from ..swing_twist import (
+    clamp_swing_ellipse,
+    clamp_twist,
+    effective_limits,
+    swing_of,
+    swing_vector,
+)
 
 # Swing/twist bones whose limits restrict nothing keep continuous swings up to this length
 # (longer ones move to their shortest equivalent): the drivers pose swings shorter than
@@ -40,9 +46,7 @@ def shorten_swings(values: np.ndarray) -> np.ndarray:
     values = np.array(values, dtype=np.float64)
     long = np.hypot(values[:, 0], values[:, 1]) > SWING_REACH
     if long.any():
-        swing = np.zeros((int(long.sum()), 3))
-        swing[:, [0, 2]] = values[long, :2]
-        values[long, :2] = reparameterize(swing)[:, [0, 2]]
+        values[long, :2] = swing_of(reparameterize(swing_vector(values[long, :2])))
     return values
 
 
@@ -91,9 +95,7 @@ def fit_to_limits(
         unit * (length + two_pi * np.clip(0.0, k_low, k_high))[:, None],
         swing,
     )
-    shortest = np.zeros((len(values), 3))
-    shortest[:, [0, 2]] = swing
-    closest = clamp_swing_ellipse(reparameterize(shortest)[:, [0, 2]], a, b)
+    closest = clamp_swing_ellipse(swing_of(reparameterize(swing_vector(swing))), a, b)
     fitted_swing = np.where(swing_ok[:, None], shifted, closest)
     fitted = np.concatenate([fitted_swing, fitted_twist[:, None]], axis=1)
     return fitted, ~(twist_ok & swing_ok)
