@@ -150,15 +150,6 @@ def _draw_status(header: Any, _context: bpy.types.Context) -> None:
     row.label(text="Type an angle: 0-9 . - Backspace")
 
 
-def addon_bones(context: bpy.types.Context) -> list[bpy.types.PoseBone]:
-    """Selected pose bones in an add-on mode."""
-    return [
-        pb
-        for pb in (context.selected_pose_bones or ())
-        if bone_modes.current_mode(pb) in ADDON_MODES
-    ]
-
-
 class POSE_OT_rq_rotate(bpy.types.Operator):
     """Rotate the selected bones, writing RQ and swing/twist parameters (closest equivalent,
     limits respected). R again: trackball; X/Y/Z: axis (twice: local); type an angle"""
@@ -219,7 +210,7 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
         if context.mode != 'POSE' or context.area is None or context.area.type != 'VIEW_3D':
             cls.poll_message_set("Needs Pose mode in a 3D View")
             return False
-        if not addon_bones(context):
+        if not bone_modes.selected_addon_bones(context):
             cls.poll_message_set("No selected bone is in RQ or Swing/Twist mode")
             return False
         return True

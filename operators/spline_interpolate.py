@@ -8,29 +8,23 @@ import math
 from typing import TYPE_CHECKING
 
 import bpy
-import numpy as np
 from bpy.props import BoolProperty, EnumProperty, FloatProperty
 
 from ..rq_blender import (
-    animdata,
     bone_modes,
     conversion,
     parameter_curves,
+    parameter_splines,
     progress,
     reports,
     transaction,
 )
 from ..rq_blender.registration import register_classes_factory
 from ..rq_rotation.keyframes import spline_keys
-from ..rq_rotation.modes import NATIVE_MODES, PARAMETERS, RQ, RQ_VECTOR, SWING, TWIST
+from ..rq_rotation.modes import NATIVE_MODES, PARAMETERS, RQ
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
-
-# Every parameter is interpolated (``modes.PARAMETERS``); the columns of
-# `spline_keys.SplineKeys.values` their F-curves (index 0, 1, ...) take: the swing ``(r_x,
-# r_z)`` is the rotation vector ``(r_x, 0, r_z)``, the twist a scalar spline.
-COLUMNS = {RQ_VECTOR.name: (0, 1, 2), SWING.name: (0, 2), TWIST.name: (0,)}
 
 KIND_ITEMS = (
     ('CATMULL_ROM', "Catmull-Rom", "Passes through the keys, tangents from the neighbouring keys"),
@@ -173,25 +167,13 @@ class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
             return {'FINISHED'} if converted else {'CANCELLED'}
         kind = spline_keys.KINDS[self.kind]
         with progress.progress(context, 2 * len(usable)) as update:
-            results = self._fit(usable, kind)
+            results = parameter_splines.fit(usable, kind, self.tolerance)
             update(len(usable))
             written = added = jumps = 0
             worst = 0.0
             off: list[str] = []
             for done, (curves, result) in enumerate(zip(usable, results, strict=True)):
-                owner = animdata.fcurve_owner(curves.use, ensure=True)
-                assert owner is not None  # ensure=True creates it
-                for index, column in enumerate(COLUMNS[curves.name]):
-                    animdata.write_keys(
-                        owner,
-                        curves.data_path,
-                        index,
-                        curves.bone_name,
-                        result.times,
-                        result.values[:, column],
-                        interpolation=result.interpolation,
-                        handles=(result.handle_left[:, column], result.handle_right[:, column]),
-                    )
+                parameter_splines.write(curves, result)
                 written += len(result.times)
                 added += result.added
                 jumps += result.jumps
@@ -211,51 +193,6 @@ class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
         )
         reports.report(self, 'WARNING' if off else 'INFO', headline, details)
         return {'FINISHED'}
-
-    def _fit(
-        self, usable: list[parameter_curves.ParameterCurves], kind: str
-    ) -> list[spline_keys.SplineKeys]:
-        """The keys of every parameter: the rotation vectors in one batched fit (the swing as
-        ``(r_x, 0, r_z)``, planar), each twist as a scalar cubic."""
-        results: dict[int, spline_keys.SplineKeys] = {}
-        batches: dict[bool, list[tuple[int, spline_keys.SplineInput]]] = {False: [], True: []}
-        for number, curves in enumerate(usable):
-            times = curves.key_times()
-            if curves.name == TWIST.name:
-                rates = (
-                    spline_keys.rates_of(curves.values, times)[:, 0]
-                    if self.kind == 'HERMITE'
-                    else None
-                )
-                results[number] = spline_keys.fit_scalar(
-                    times, curves.values(times)[:, 0], kind, rates
-                )
-                continue
-            planar = curves.name == SWING.name
-            values = _as_vectors(curves.values, planar)
-            omega = (
-                spline_keys.angular_velocities_of(values, times) if self.kind == 'HERMITE' else None
-            )
-            batches[planar].append((number, spline_keys.SplineInput(times, values(times), omega)))
-        for planar, batch in batches.items():
-            fitted = spline_keys.fit_many(
-                [item for _, item in batch], kind, self.tolerance, planar=planar
-            )
-            results.update(zip((number for number, _ in batch), fitted, strict=True))
-        return [results[number] for number in range(len(usable))]
-
-
-def _as_vectors(channels_values, planar: bool):
-    """``channels_values(t) -> (m, k)`` as rotation vectors ``(m, 3)``: a swing ``(r_x,
-    r_z)`` as ``(r_x, 0, r_z)``."""
-    if not planar:
-        return channels_values
-
-    def values(t: np.ndarray) -> np.ndarray:
-        swing = channels_values(t)
-        return np.stack([swing[:, 0], np.zeros(len(swing)), swing[:, 1]], axis=1)
-
-    return values
 
 
 register, unregister = register_classes_factory((POSE_OT_rq_spline_interpolate,))

@@ -18,7 +18,6 @@ import bpy
 import numpy as np
 
 from ..rq_blender import bone_modes, compat
-from ..rq_blender.overlay import settings as overlay_settings
 from ..rq_blender.registration import register_classes_factory
 from ..rq_rotation import (
     clamp_swing_ellipse,
@@ -38,6 +37,7 @@ from ..rq_rotation.modes import (
     TWIST_LIMIT,
     mode_label,
 )
+from .overlay import settings as overlay_settings
 
 # The API stubs type icons as a Literal of every icon name.
 Icon = Any

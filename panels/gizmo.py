@@ -26,7 +26,7 @@ from typing import Any
 import bpy
 from mathutils import Matrix, Vector
 
-from ..operators.posing import addon_bones
+from ..rq_blender import bone_modes
 from ..rq_blender.registration import register_classes_factory
 
 ROTATE = "pose.rq_rotate"
@@ -133,7 +133,11 @@ class VIEW3D_GGT_rq_rotate(bpy.types.GizmoGroup):
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        return context.mode == 'POSE' and rotate_dials_shown(context) and bool(addon_bones(context))
+        return (
+            context.mode == 'POSE'
+            and rotate_dials_shown(context)
+            and bool(bone_modes.selected_addon_bones(context))
+        )
 
     def setup(self, context: bpy.types.Context) -> None:
         self.dials: dict[str, Any] = {}
@@ -153,7 +157,7 @@ class VIEW3D_GGT_rq_rotate(bpy.types.GizmoGroup):
         self.refresh(context)
 
     def refresh(self, context: bpy.types.Context) -> None:
-        if not addon_bones(context):
+        if not bone_modes.selected_addon_bones(context):
             return
         kind, axes = orientation(context)
         where = centre(context)

@@ -77,6 +77,11 @@ def current_mode(pose_bone: bpy.types.PoseBone) -> str:
     return native
 
 
+def selected_addon_bones(context: bpy.types.Context) -> list[bpy.types.PoseBone]:
+    """The selected pose bones in an add-on mode."""
+    return [pb for pb in (context.selected_pose_bones or ()) if current_mode(pb) in ADDON_MODES]
+
+
 def parameter_values(pose_bone: bpy.types.PoseBone, mode: str) -> tuple[float, ...]:
     """The mode's parameters stored on the bone, flattened in their order (``modes.MODES``)."""
     values: list[float] = []

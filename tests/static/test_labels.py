@@ -8,7 +8,7 @@ import ast
 import pathlib
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-UI_FILES = [*sorted((REPO / "panels").glob("*.py")), REPO / "rq_blender" / "overlay.py"]
+UI_FILES = sorted((REPO / "panels").glob("*.py"))
 VALUE_MENUS = {("bone.py", "draw_mode_menu")}
 
 

@@ -28,9 +28,9 @@ from bpy.props import BoolProperty, FloatProperty, PointerProperty
 from gpu_extras.batch import batch_for_shader
 
 from .. import rq_rotation as rq
+from ..rq_blender import bone_modes
+from ..rq_blender.registration import register_classes_factory
 from ..rq_rotation.modes import SWING, SWING_LIMIT, SWING_TWIST, TWIST
-from . import bone_modes
-from .registration import register_classes_factory
 
 SEGMENTS = 48  # points on the ellipse and on the full twist circle
 CONE_FILL = (0.25, 0.6, 1.0, 0.12)
