@@ -150,7 +150,7 @@ class POSE_OT_rq_rot_clear(bpy.types.Operator):
         if bone_modes.current_mode(pose_bone) == RQ:
             bone_modes.write_parameters(pose_bone, {RQ_VECTOR.name: [0.0, 0.0, 0.0]})
         else:
-            rest, _ = pose_mirror.limited_swing_twist(pose_bone, (0.0, 0.0), 0.0)
+            rest, _ = bone_modes.limited_swing_twist(pose_bone, (0.0, 0.0), 0.0)
             bone_modes.write_parameters(pose_bone, rest)
 
 

@@ -46,8 +46,7 @@ from mathutils import Matrix, Quaternion, Vector
 
 from ..rq_blender import bone_modes, pose_mirror, reports, screen, transaction
 from ..rq_blender.registration import register_classes_factory
-from ..rq_rotation import quat_to_rq, quat_to_swing_twist
-from ..rq_rotation.modes import ADDON_MODES, RQ, RQ_VECTOR, SWING, SWING_TWIST, TWIST
+from ..rq_rotation.modes import ADDON_MODES
 
 TRACKBALL_RADIANS_PER_PIXEL = 0.01
 PRECISION_FACTOR = 0.1  # Shift: the mouse turns the bones 10x slower, as in Blender's transform
@@ -394,10 +393,11 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
             _, pose_bone = _lookup(state)
             delta = state.joint.inverted() @ self._world_delta(state) @ state.joint
             rotation = state.basis @ delta
-            if state.mode == RQ:
-                state.last = {RQ_VECTOR.name: self._rq(rotation, state)}
-            elif state.mode == SWING_TWIST:
-                state.last = self._swing_twist(rotation, state, pose_bone)
+            if state.mode in ADDON_MODES:
+                state.last, limited = bone_modes.parameters_for_rotation(
+                    pose_bone, np.array(rotation), near=state.last
+                )
+                self.limited |= limited
             else:
                 location, _, scale = state.start["matrix_basis"].decompose()
                 pose_bone.matrix_basis = Matrix.LocRotScale(location, rotation, scale)
@@ -410,20 +410,6 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
         # had read the new values, and the bone showed the previous mouse position's pose.
         context.view_layer.update()
         screen.show_changes()
-
-    @staticmethod
-    def _rq(rotation: Quaternion, state: BoneState) -> list[float]:
-        near = np.array(state.last[RQ_VECTOR.name])
-        return [float(x) for x in quat_to_rq(np.array(rotation), near=near)]
-
-    def _swing_twist(
-        self, rotation: Quaternion, state: BoneState, pose_bone: bpy.types.PoseBone
-    ) -> dict[str, Any]:
-        near = (np.array(state.last[SWING.name]), state.last[TWIST.name])
-        swing, twist = quat_to_swing_twist(np.array(rotation), near=near)
-        values, limited = pose_mirror.limited_swing_twist(pose_bone, swing, float(twist))
-        self.limited |= limited
-        return values
 
     def _header(self, context: bpy.types.Context) -> None:
         typed = self._typed_angle()

@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from typing import Any, cast
 
 import bpy
+import numpy as np
 
 from .. import rq_rotation as rq
 from ..rq_rotation.modes import (
@@ -46,9 +47,13 @@ from ..rq_rotation.modes import (
     NATIVE_MODES,
     PROPERTIES,
     RQ,
+    RQ_VECTOR,
+    SWING,
     SWING_LIMIT,
     SWING_TWIST,
+    TWIST,
     TWIST_LIMIT,
+    flat_values,
     parameters_of,
 )
 from . import drivers
@@ -95,6 +100,36 @@ def read_parameters(pose_bone: bpy.types.PoseBone, mode: str) -> dict[str, Any]:
     """The mode's parameters stored on the bone as ``{name: value}`` (``modes.parameters_of``:
     a float for ``rq_twist``), the form `write_parameters` takes."""
     return parameters_of(mode, parameter_values(pose_bone, mode))
+
+
+def limited_swing_twist(
+    pose_bone: bpy.types.PoseBone, swing: Any, twist: float
+) -> tuple[dict[str, Any], bool]:
+    """A swing/twist pair limited as the bone's drivers limit it, as parameters: the closest
+    point of the swing ellipse, the twist clamped to the range. Also whether it changed."""
+    (a, b), (low, high) = joint_limits(pose_bone)
+    swing = np.asarray(swing, dtype=np.float64)
+    limited = rq.clamp_swing_ellipse(swing, a, b)
+    limited_twist = float(rq.clamp_twist(float(twist), low, high))
+    changed = bool(np.any(limited != swing)) or limited_twist != float(twist)
+    return {SWING.name: [float(x) for x in limited], TWIST.name: limited_twist}, changed
+
+
+def parameters_for_rotation(
+    pose_bone: bpy.types.PoseBone, q: Any, near: dict[str, Any] | None = None
+) -> tuple[dict[str, Any], bool]:
+    """The parameters (as `read_parameters` gives them) that pose an add-on bone at the
+    rotation ``q`` (a quaternion ``(w, x, y, z)``, the bone's local rotation), with
+    continuity: the equivalent closest to ``near`` (parameters; default the stored ones).
+    A swing/twist bone's pair is then limited (`limited_swing_twist`); also returns whether
+    that changed it (the bone cannot reach ``q``)."""
+    mode = current_mode(pose_bone)
+    near_values = flat_values(mode, near if near is not None else read_parameters(pose_bone, mode))
+    q = np.asarray(q, dtype=np.float64)
+    if mode == RQ:
+        return {RQ_VECTOR.name: [float(x) for x in rq.quat_to_rq(q, near=near_values)]}, False
+    swing, twist = rq.quat_to_swing_twist(q, near=(near_values[:2], near_values[2]))
+    return limited_swing_twist(pose_bone, swing, float(twist))
 
 
 def enter_mode(pose_bone: bpy.types.PoseBone, mode: str, values: object) -> None:

@@ -24,22 +24,15 @@ import numpy as np
 from mathutils import Matrix, Quaternion
 
 from ..rq_rotation import (
-    clamp_swing_ellipse,
-    clamp_twist,
     mirror_quat,
     mirror_rq,
     mirror_swing_twist,
-    quat_to_rq,
-    quat_to_swing_twist,
 )
 from ..rq_rotation.modes import (
     ADDON_MODES,
     MODES,
     RQ,
     RQ_VECTOR,
-    SWING,
-    SWING_TWIST,
-    TWIST,
     flat_values,
     values_to_quat,
 )
@@ -68,19 +61,6 @@ def pose_of(pose_bone: bpy.types.PoseBone) -> tuple[str, Pose]:
     return mode, pose_bone.matrix_basis.to_quaternion()
 
 
-def limited_swing_twist(
-    pose_bone: bpy.types.PoseBone, swing: Any, twist: float
-) -> tuple[dict[str, Any], bool]:
-    """A swing/twist pair limited as the bone's drivers limit it, as parameters: the closest
-    point of the swing ellipse, the twist clamped to the range. Also whether it changed."""
-    (a, b), (low, high) = bone_modes.joint_limits(pose_bone)
-    swing = np.asarray(swing, dtype=np.float64)
-    limited = clamp_swing_ellipse(swing, a, b)
-    limited_twist = float(clamp_twist(float(twist), low, high))
-    changed = bool(np.any(limited != swing)) or limited_twist != float(twist)
-    return {SWING.name: [float(x) for x in limited], TWIST.name: limited_twist}, changed
-
-
 def transferred(source_mode: str, pose: Pose, target: bpy.types.PoseBone, flip: bool) -> Pose:
     """``pose`` (of a bone in ``source_mode``) written in ``target``'s mode, mirrored across X
     when ``flip``; see the module docstring."""
@@ -90,20 +70,15 @@ def transferred(source_mode: str, pose: Pose, target: bpy.types.PoseBone, flip: 
         if source_mode == RQ:
             return {RQ_VECTOR.name: [float(x) for x in (mirror_rq(flat) if flip else flat)]}
         swing, twist = mirror_swing_twist(flat[:2], flat[2]) if flip else (flat[:2], flat[2])
-        return limited_swing_twist(target, swing, float(twist))[0]
+        return bone_modes.limited_swing_twist(target, swing, float(twist))[0]
     if isinstance(pose, dict):
         q = values_to_quat(source_mode, flat_values(source_mode, pose))
     else:
         q = np.array(pose, dtype=np.float64)
     if flip:
         q = mirror_quat(q)
-    if target_mode == RQ:
-        near = np.array(bone_modes.parameter_values(target, RQ))
-        return {RQ_VECTOR.name: [float(x) for x in quat_to_rq(q, near=near)]}
-    if target_mode == SWING_TWIST:
-        x, z, t = bone_modes.parameter_values(target, SWING_TWIST)
-        swing, twist = quat_to_swing_twist(q, near=(np.array([x, z]), t))
-        return limited_swing_twist(target, swing, float(twist))[0]
+    if target_mode in ADDON_MODES:
+        return bone_modes.parameters_for_rotation(target, q)[0]
     return Quaternion([float(x) for x in q])
 
 
