@@ -213,7 +213,7 @@ class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
         return {'FINISHED'}
 
     def _fit(
-        self, usable: list[parameter_curves.ParameterCurves], kind: str
+        self, usable: list[parameter_curves.ParameterCurves], kind: spline_keys.Kind
     ) -> list[spline_keys.SplineKeys]:
         """The keys of every parameter: the rotation vectors in one batched fit (the swing as
         ``(r_x, 0, r_z)``, planar), each twist as a scalar cubic."""
