@@ -34,7 +34,7 @@ def _as_vectors(
 
 
 def fit(
-    usable: Sequence[ParameterCurves], kind: str, tolerance: float
+    usable: Sequence[ParameterCurves], kind: spline_keys.Kind, tolerance: float
 ) -> list[spline_keys.SplineKeys]:
     """The keys of every parameter's spline of ``kind`` (a `spline_keys.KINDS` value), in the
     order of ``usable``; ``tolerance`` (radians) as `spline_keys.fit_many` takes it."""

@@ -12,12 +12,18 @@ rejects bad input the same way:
   last axis and broadcasts over the leading ones.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal, cast
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
-__all__ = []
+__all__: list[str] = []
 
 
-def _finite(a, name):
+def _finite(a: NDArray[np.float64], name: str) -> None:
     # ``np.isfinite(a).all()`` allocates a boolean temporary; summing is a cheaper test that a
     # NaN or inf is present (the sum of finite values can overflow to inf: fall back then).
     with np.errstate(over="ignore", invalid="ignore"):
@@ -26,7 +32,7 @@ def _finite(a, name):
         raise ValueError(f"{name} contains NaN or inf")
 
 
-def as_float_array(a, name):
+def as_float_array(a: ArrayLike, name: str) -> NDArray[np.float64]:
     """Return ``a`` as a float64 ndarray, rejecting non-numeric data and NaN/inf."""
     try:
         arr = np.asarray(a, dtype=np.float64)
@@ -36,7 +42,7 @@ def as_float_array(a, name):
     return arr
 
 
-def as_vectors(a, name, dim=3):
+def as_vectors(a: ArrayLike, name: str, dim: int = 3) -> NDArray[np.float64]:
     """``a`` as a float64 array of shape ``(..., dim)``."""
     arr = as_float_array(a, name)
     if arr.ndim == 0 or arr.shape[-1] != dim:
@@ -44,7 +50,7 @@ def as_vectors(a, name, dim=3):
     return arr
 
 
-def as_matrices(a, name):
+def as_matrices(a: ArrayLike, name: str) -> NDArray[np.float64]:
     """``a`` as a float64 array of shape ``(..., 3, 3)``."""
     arr = as_float_array(a, name)
     if arr.ndim < 2 or arr.shape[-2:] != (3, 3):
@@ -52,7 +58,7 @@ def as_matrices(a, name):
     return arr
 
 
-def as_quats(a, name, normalize=True):
+def as_quats(a: ArrayLike, name: str, normalize: bool = True) -> NDArray[np.float64]:
     """``a`` as a float64 array of shape ``(..., 4)`` (w, x, y, z), normalized.
 
     A zero quaternion raises ``ValueError``. With ``normalize=False`` the array is only
@@ -67,25 +73,27 @@ def as_quats(a, name, normalize=True):
     return arr / np.sqrt(n2)[..., None]
 
 
-def check_zero_quats(n2, name):
+def check_zero_quats(n2: NDArray[np.float64], name: str) -> None:
     """Raise ``ValueError`` if any squared norm in ``n2`` is zero."""
     if np.any(n2 == 0.0):
         raise ValueError(f"{name} contains a zero quaternion, which is not a rotation")
 
 
-def as_scalars(a, name):
+def as_scalars(a: ArrayLike, name: str) -> NDArray[np.float64]:
     """``a`` as a float64 array of any shape (angles, times, ...)."""
     return as_float_array(a, name)
 
 
-def check_order(order):
+def check_order(order: str) -> EulerOrder:
     """Validate a Blender Euler order string and return it upper-cased."""
     if not isinstance(order, str) or order.upper() not in EULER_ORDERS:
         raise ValueError(f"order must be one of {EULER_ORDERS}, got {order!r}")
-    return order.upper()
+    return cast(EulerOrder, order.upper())  # one of EULER_ORDERS (checked above)
 
 
-EULER_ORDERS = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
+#: A Blender Euler order: the axes in the order they are applied.
+EulerOrder = Literal["XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"]
+EULER_ORDERS: tuple[EulerOrder, ...] = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
 
 
 #: Rows per block for the vectorized kernels: temporaries of 16384 float64 (128 KiB) stay in the
@@ -94,7 +102,11 @@ EULER_ORDERS = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
 CHUNK_ROWS = 16384
 
 
-def run_chunked(kernel, a, tail):
+def run_chunked(
+    kernel: Callable[[NDArray[np.float64], NDArray[np.float64]], None],
+    a: NDArray[np.float64],
+    tail: tuple[int, ...],
+) -> NDArray[np.float64]:
     """Apply ``kernel(block, out_block)`` over blocks of the flattened stack ``a``.
 
     ``a`` has shape ``(..., k)``; the result has shape ``a.shape[:-1] + tail``. ``kernel`` writes

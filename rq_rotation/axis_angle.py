@@ -6,7 +6,10 @@ axis-angle is exact and keeps angles beyond ``pi`` (windings), unlike going thro
 Blender's ``rotation_axis_angle`` property stores ``(angle, x, y, z)``.
 """
 
+from __future__ import annotations
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._checks import as_quats, as_scalars, as_vectors
 
@@ -25,14 +28,14 @@ __all__ = [
 IDENTITY_AXIS = np.array([0.0, 1.0, 0.0])
 
 
-def _unit_axis(axis):
+def _unit_axis(axis: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.bool_]]:
     n = np.linalg.norm(axis, axis=-1, keepdims=True)
     with np.errstate(divide="ignore", invalid="ignore"):
         u = axis / n
     return np.where(n > 0.0, u, 0.0), n[..., 0] > 0.0
 
 
-def axis_angle_to_quat(axis, angle):
+def axis_angle_to_quat(axis: ArrayLike, angle: ArrayLike) -> NDArray[np.float64]:
     """Quaternions of axis-angle pairs.
 
     Parameters
@@ -58,7 +61,7 @@ def axis_angle_to_quat(axis, angle):
     return out
 
 
-def quat_to_axis_angle(q):
+def quat_to_axis_angle(q: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Axis-angle of quaternions, like Blender's ``Quaternion.to_axis_angle()``.
 
     Parameters
@@ -84,14 +87,14 @@ def quat_to_axis_angle(q):
     return axis, angle
 
 
-def axis_angle_to_rq(axis, angle):
+def axis_angle_to_rq(axis: ArrayLike, angle: ArrayLike) -> NDArray[np.float64]:
     """RQ vectors ``angle * axis / |axis|`` (..., 3); exact, keeps any angle. Zero axis -> 0."""
     u, _ = _unit_axis(as_vectors(axis, "axis"))
     angle = as_scalars(angle, "angle")
     return u * np.asarray(angle)[..., None]
 
 
-def rq_to_axis_angle(v):
+def rq_to_axis_angle(v: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Axis ``v / |v|`` (..., 3) and angle ``|v|`` (...) of RQ vectors; ``(0, 1, 0)``, 0 at 0."""
     v = as_vectors(v, "v")
     n = np.linalg.norm(v, axis=-1)
@@ -100,13 +103,13 @@ def rq_to_axis_angle(v):
     return np.where((n > 0.0)[..., None], axis, IDENTITY_AXIS), n
 
 
-def blender_axis_angle_to_quat(aa):
+def blender_axis_angle_to_quat(aa: ArrayLike) -> NDArray[np.float64]:
     """Quaternions (..., 4) from Blender's axis-angle layout ``(angle, x, y, z)`` (..., 4)."""
     aa = as_vectors(aa, "aa", 4)
     return axis_angle_to_quat(aa[..., 1:], aa[..., 0])
 
 
-def quat_to_blender_axis_angle(q):
+def quat_to_blender_axis_angle(q: ArrayLike) -> NDArray[np.float64]:
     """Blender's axis-angle layout ``(angle, x, y, z)`` (..., 4) of quaternions (..., 4).
 
     Same values as ``quat_to_axis_angle``: angle in ``[0, 2 pi]``, axis ``(0, 1, 0)`` for the
@@ -116,13 +119,13 @@ def quat_to_blender_axis_angle(q):
     return np.concatenate([angle[..., None], axis], axis=-1)
 
 
-def blender_axis_angle_to_rq(aa):
+def blender_axis_angle_to_rq(aa: ArrayLike) -> NDArray[np.float64]:
     """RQ vectors (..., 3) from Blender's ``(angle, x, y, z)`` (..., 4): ``angle * axis``."""
     aa = as_vectors(aa, "aa", 4)
     return axis_angle_to_rq(aa[..., 1:], aa[..., 0])
 
 
-def rq_to_blender_axis_angle(v):
+def rq_to_blender_axis_angle(v: ArrayLike) -> NDArray[np.float64]:
     """Blender's ``(angle, x, y, z)`` (..., 4) of RQ vectors: ``(|v|, v/|v|)``, exact."""
     axis, angle = rq_to_axis_angle(v)
     return np.concatenate([angle[..., None], axis], axis=-1)

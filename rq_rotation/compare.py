@@ -3,7 +3,12 @@
 Pure functions returning arrays, for tests, demos and operators that plot or report them.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._checks import as_quats, as_scalars
 from .quaternion import align_quat_signs, quat_angle_between
@@ -25,7 +30,7 @@ FIGURE2_KEYS = np.array(
 )
 
 
-def figure2_experiment(samples_per_segment=200):
+def figure2_experiment(samples_per_segment: int = 200) -> dict[str, Any]:
     """Euclidean Bezier in RQ space vs Shoemake's spherical Bezier on the same control points.
 
     Catmull-Rom tangents ``m_i = (p_{i+1} - p_{i-1}) / 2`` (one-sided at the ends), Bezier
@@ -64,7 +69,7 @@ def figure2_experiment(samples_per_segment=200):
     }
 
 
-def angular_speed(q, t):
+def angular_speed(q: ArrayLike, t: ArrayLike) -> NDArray[np.float64]:
     """Angular speed of a sampled rotation, by central differences of the angles between
     neighbouring samples (one-sided at the ends).
 
@@ -89,7 +94,9 @@ def angular_speed(q, t):
     return speed
 
 
-def _component_bezier(times, y, t):
+def _component_bezier(
+    times: NDArray[np.float64], y: NDArray[np.float64], t: NDArray[np.float64]
+) -> NDArray[np.float64]:
     """Per-component cubic Bezier through ``y`` (K, C) with auto-clamped handles, like F-curves.
 
     Handles use the Catmull-Rom slope, flattened at local extrema of each component (an
@@ -110,7 +117,9 @@ def _component_bezier(times, y, t):
     return (1 - u) ** 3 * p0 + 3 * u * (1 - u) ** 2 * p1 + 3 * u * u * (1 - u) * p2 + u**3 * p3
 
 
-def compare_interpolations(times, keys_quat, samples=400):
+def compare_interpolations(
+    times: ArrayLike, keys_quat: ArrayLike, samples: int = 400
+) -> dict[str, Any]:
     """Compare interpolations of quaternion keys on a common time grid.
 
     Parameters

@@ -8,10 +8,15 @@ Angular velocity frames: *world* means ``dq/dt = 0.5 * (0, omega) * q`` (omega i
 world axes), *local* (body) means ``dq/dt = 0.5 * q * (0, omega)`` (omega in the rotated axes).
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
 from fractions import Fraction
 from math import factorial
+from typing import Literal
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._checks import as_quats, as_vectors, run_chunked
 from .quaternion import _conj, _qmul
@@ -19,6 +24,9 @@ from .rq import _SIN_HALF_SERIES, SMALL_ANGLE_RQ_TO_QUAT, _rq_to_quat
 from .swing_twist import swing_vector
 
 _ONES3 = np.ones(3)
+
+#: The frame of an angular velocity (see the module docstring).
+Frame = Literal["world", "local"]
 
 __all__ = [
     "SMALL_ANGLE_DERIVATIVES",
@@ -57,7 +65,7 @@ _BERNOULLI = (
 _B_COEFFS = tuple(float(-((-1) ** n) * _BERNOULLI[n - 1] / factorial(2 * n)) for n in range(1, 9))
 
 
-def _poly(coeffs, x):
+def _poly(coeffs: Sequence[float], x: NDArray[np.float64]) -> NDArray[np.float64]:
     """Horner evaluation of ``sum coeffs[i] x^i``."""
     out = np.full_like(x, coeffs[-1])
     for c in coeffs[-2::-1]:
@@ -66,7 +74,12 @@ def _poly(coeffs, x):
     return out
 
 
-def _series_where(mask, x, coeffs, out):
+def _series_where(
+    mask: NDArray[np.bool_],
+    x: NDArray[np.float64],
+    coeffs: Sequence[float],
+    out: NDArray[np.float64],
+) -> NDArray[np.float64]:
     """``np.where(mask, poly(coeffs, x), out)``, evaluating the series only where ``mask``."""
     idx = np.flatnonzero(mask)
     if idx.size:
@@ -74,7 +87,7 @@ def _series_where(mask, x, coeffs, out):
     return out
 
 
-def _jac_block(v, out):
+def _jac_block(v: NDArray[np.float64], out: NDArray[np.float64]) -> None:
     # Component-major layout: every operation below runs on contiguous rows of length n, and
     # the interleaved (n, 4, 3) result is written by a single transposing copy at the end.
     vt = np.ascontiguousarray(v.T)
@@ -101,7 +114,7 @@ def _jac_block(v, out):
     out[...] = jt.transpose(2, 0, 1)
 
 
-def rq_quat_jacobian(v):
+def rq_quat_jacobian(v: ArrayLike) -> NDArray[np.float64]:
     """Jacobian ``dq/dv`` of ``rq_to_quat``.
 
     Parameters
@@ -122,7 +135,7 @@ def rq_quat_jacobian(v):
     return run_chunked(_jac_block, v, (4, 3))
 
 
-def quat_matrix_jacobian(q):
+def quat_matrix_jacobian(q: ArrayLike) -> NDArray[np.float64]:
     """``dR/dq`` of ``quat_to_matrix`` restricted to unit quaternions, shape (..., 4, 3, 3).
 
     ``out[..., a, :, :] = dR/dq_a`` for the homogeneous form
@@ -141,7 +154,7 @@ def quat_matrix_jacobian(q):
     return 2.0 * out
 
 
-def rq_matrix_jacobian(v):
+def rq_matrix_jacobian(v: ArrayLike) -> NDArray[np.float64]:
     """Jacobian of ``rq_to_matrix``: shape (..., 3, 3, 3), ``J[..., k, :, :] = dR/dv_k``.
 
     Chain rule ``dR/dv_k = sum_a dR/dq_a dq_a/dv_k`` (section 3.1) with ``rq_quat_jacobian``.
@@ -151,7 +164,7 @@ def rq_matrix_jacobian(v):
     return np.einsum("...aij,...ak->...kij", quat_matrix_jacobian(q), rq_quat_jacobian(v))
 
 
-def swing_quat_jacobian(swing):
+def swing_quat_jacobian(swing: ArrayLike) -> NDArray[np.float64]:
     """``dq/dr`` of a swing ``r = (r_x, r_z)`` (the RQ vector ``(r_x, 0, r_z)``): (..., 4, 2).
 
     The 2-DOF chain rule of section 5: ``dq/dr = dq/dv dv/dr`` with ``dv/dr_x = (1, 0, 0)`` and
@@ -160,12 +173,12 @@ def swing_quat_jacobian(swing):
     return rq_quat_jacobian(swing_vector(as_vectors(swing, "swing", 2)))[..., [0, 2]]
 
 
-def swing_matrix_jacobian(swing):
+def swing_matrix_jacobian(swing: ArrayLike) -> NDArray[np.float64]:
     """``dR/dr`` of a swing ``(r_x, r_z)``: (..., 2, 3, 3), ``out[..., k] = dR/dr_k``."""
     return rq_matrix_jacobian(swing_vector(as_vectors(swing, "swing", 2)))[..., [0, 2], :, :]
 
 
-def rq_velocity(v, omega, frame="world"):
+def rq_velocity(v: ArrayLike, omega: ArrayLike, frame: Frame = "world") -> NDArray[np.float64]:
     """Rate ``dv/dt`` of an RQ vector rotating with angular velocity ``omega``.
 
     Parameters
@@ -216,7 +229,9 @@ def rq_velocity(v, omega, frame="world"):
     return a[..., None] * omega + cross + (b * vw)[..., None] * v
 
 
-def rq_angular_velocity(v, vdot, frame="world"):
+def rq_angular_velocity(
+    v: ArrayLike, vdot: ArrayLike, frame: Frame = "world"
+) -> NDArray[np.float64]:
     """Angular velocity (..., 3) of an RQ curve at ``v`` with rate ``vdot`` (both (..., 3)).
 
     ``omega = 2 vec(dq/dt * q^-1)`` (world) or ``2 vec(q^-1 * dq/dt)`` (local), with

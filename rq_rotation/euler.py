@@ -7,11 +7,14 @@ so its matrix is ``Rz @ Ry @ Rx`` and its quaternion ``qz * qy * qx`` (active ro
 vectors, Hamilton product). Orders: ``'XYZ', 'XZY', 'YXZ', 'YZX', 'ZXY', 'ZYX'``.
 """
 
+from __future__ import annotations
+
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
-from ._checks import EULER_ORDERS, as_matrices, as_quats, as_vectors, check_order
+from ._checks import EULER_ORDERS, EulerOrder, as_matrices, as_quats, as_vectors, check_order
 from .quaternion import _quat_to_matrix_unit
 
 __all__ = [
@@ -35,7 +38,9 @@ GIMBAL_EPS = 16.0 * np.finfo(np.float64).eps
 EULER_BLOCK_ROWS = 4096
 
 
-def _euler_to_quat_block(e, out, i, j, k):
+def _euler_to_quat_block(
+    e: NDArray[np.float64], out: NDArray[np.float64], i: int, j: int, k: int
+) -> None:
     """`euler_to_quat` of a block of angle sets (n, 3) into ``out`` (n, 4), order axes i, j, k.
 
     Half-angle cosines and sines from ``t = tan(e/4)``: ``cos = (1 - t)(1 + t) / (1 + t^2)``,
@@ -75,7 +80,7 @@ def _euler_to_quat_block(e, out, i, j, k):
         combine(left, right, out=out[:, column])
 
 
-def euler_to_quat(e, order="XYZ"):
+def euler_to_quat(e: ArrayLike, order: EulerOrder = "XYZ") -> NDArray[np.float64]:
     """Quaternions of Euler angles.
 
     Parameters
@@ -110,12 +115,14 @@ def euler_to_quat(e, order="XYZ"):
     return out.reshape(e.shape[:-1] + (4,))
 
 
-def euler_to_matrix(e, order="XYZ"):
+def euler_to_matrix(e: ArrayLike, order: EulerOrder = "XYZ") -> NDArray[np.float64]:
     """Rotation matrices (..., 3, 3) of Euler angles (..., 3): ``R_C @ R_B @ R_A`` for ``'ABC'``."""
     return _quat_to_matrix_unit(euler_to_quat(e, order))
 
 
-def _two_solutions(m, order):
+def _two_solutions(
+    m: NDArray[np.float64], order: str
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     i, j, k = (_AXIS[c] for c in order)
     sig = 1.0 if (j - i) % 3 == 1 else -1.0  # +1 for the cyclic orders XYZ, YZX, ZXY
     mii = m[..., i, i]
@@ -140,7 +147,9 @@ def _two_solutions(m, order):
     return e1, e2
 
 
-def _select(e1, e2, near):
+def _select(
+    e1: NDArray[np.float64], e2: NDArray[np.float64], near: NDArray[np.float64] | None
+) -> NDArray[np.float64]:
     if near is None:
         # Blender's choice: the solution with the smaller sum of absolute angles.
         pick2 = np.abs(e1).sum(-1) > np.abs(e2).sum(-1)
@@ -151,7 +160,9 @@ def _select(e1, e2, near):
     return np.where(pick2[..., None], e2, e1)
 
 
-def matrix_to_euler(m, order="XYZ", near=None):
+def matrix_to_euler(
+    m: ArrayLike, order: EulerOrder = "XYZ", near: ArrayLike | None = None
+) -> NDArray[np.float64]:
     """Euler angles (..., 3) of rotation matrices (..., 3, 3).
 
     Parameters
@@ -184,7 +195,9 @@ def matrix_to_euler(m, order="XYZ", near=None):
     return _select(e1, e2, near)
 
 
-def quat_to_euler(q, order="XYZ", near=None):
+def quat_to_euler(
+    q: ArrayLike, order: EulerOrder = "XYZ", near: ArrayLike | None = None
+) -> NDArray[np.float64]:
     """Euler angles (..., 3) of quaternions (..., 4), through the rotation matrix.
 
     Same rules as ``matrix_to_euler`` (as Blender's ``Quaternion.to_euler(order, compat)``).

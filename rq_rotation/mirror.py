@@ -16,7 +16,10 @@ Each map is its own inverse. ``tests/core`` checks them against ``P R P`` of the
 matrices.
 """
 
+from __future__ import annotations
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._checks import as_quats, as_scalars, as_vectors
 
@@ -25,25 +28,29 @@ __all__ = ["mirror_quat", "mirror_rq", "mirror_swing_twist", "mirror_twist_limit
 _FLIP_YZ = np.array([1.0, -1.0, -1.0])
 
 
-def mirror_quat(q):
+def mirror_quat(q: ArrayLike) -> NDArray[np.float64]:
     """Mirrored quaternions (..., 4): ``(w, x, y, z) -> (w, x, -y, -z)`` (normalized)."""
     q = as_quats(q, "q")
     return q * np.array([1.0, 1.0, -1.0, -1.0])
 
 
-def mirror_rq(v):
+def mirror_rq(v: ArrayLike) -> NDArray[np.float64]:
     """Mirrored RQ vectors (..., 3): ``(x, y, z) -> (x, -y, -z)``."""
     return as_vectors(v, "v", 3) * _FLIP_YZ
 
 
-def mirror_swing_twist(swing, twist):
+def mirror_swing_twist(
+    swing: ArrayLike, twist: ArrayLike
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Mirrored swing ``(r_x, r_z)`` (..., 2) and twist (...): ``(r_x, -r_z)`` and ``-t``."""
     swing = as_vectors(swing, "swing", 2)
     twist = as_scalars(twist, "twist")
     return swing * np.array([1.0, -1.0]), -twist
 
 
-def mirror_twist_limit(lo, hi):
+def mirror_twist_limit(
+    lo: ArrayLike, hi: ArrayLike
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """The twist range ``[lo, hi]`` of the mirrored bone: ``(-hi, -lo)``.
 
     An inverted range (``lo > hi``) holds the twist at ``lo`` (`clamp_twist`); its mirror

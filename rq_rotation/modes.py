@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .axis_angle import blender_axis_angle_to_quat, blender_axis_angle_to_rq
 from .euler import EULER_ORDERS, euler_to_quat, quat_to_euler
@@ -238,7 +239,7 @@ def parameters_of(mode: str, flat: Sequence[float]) -> dict[str, float | list[fl
     return out
 
 
-def flat_values(mode: str, parameters: Mapping[str, Any]) -> np.ndarray:
+def flat_values(mode: str, parameters: Mapping[str, Any]) -> NDArray[np.float64]:
     """`parameters_of`'s inverse: ``{property name: value}`` -> channel values (k,)."""
     return np.array(
         [x for p in MODES[mode].parameters for x in np.atleast_1d(parameters[p.name])],
@@ -246,7 +247,7 @@ def flat_values(mode: str, parameters: Mapping[str, Any]) -> np.ndarray:
     )
 
 
-def values_to_quat(mode: str, values: np.ndarray) -> np.ndarray:
+def values_to_quat(mode: str, values: ArrayLike) -> NDArray[np.float64]:
     """Rotations of channel values (see the module table), shape (..., k) -> (..., 4).
 
     A zero quaternion poses as the identity, as in Blender.
@@ -266,7 +267,7 @@ def values_to_quat(mode: str, values: np.ndarray) -> np.ndarray:
     raise ValueError(f"unknown rotation mode {mode!r}; one of {tuple(MODES)}")
 
 
-def nearest_values(mode: str, q: np.ndarray, near: np.ndarray) -> np.ndarray:
+def nearest_values(mode: str, q: ArrayLike, near: NDArray[np.float64]) -> NDArray[np.float64]:
     """Channel values of rotations ``q`` (m, 4) in ``mode`` (Euler, SWING_TWIST or RQ), each
     row the equivalent closest to its row of ``near`` (m, k): the core's ``near``
     conversions."""
@@ -280,7 +281,7 @@ def nearest_values(mode: str, q: np.ndarray, near: np.ndarray) -> np.ndarray:
     raise ValueError(f"mode {mode!r} has no nearest equivalents; one of Euler, SWING_TWIST, RQ")
 
 
-def rotation_vectors(mode: str, values: np.ndarray) -> np.ndarray:
+def rotation_vectors(mode: str, values: ArrayLike) -> NDArray[np.float64]:
     """Rotation vectors that keep the extra revolutions channel values show, (..., k) ->
     (..., 3): where a continuity chain starts.
 

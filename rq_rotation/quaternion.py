@@ -5,7 +5,10 @@ active rotations of column vectors: ``R @ p`` rotates ``p`` and ``quat_multiply(
 rotation ``q`` first, then ``p``.
 """
 
+from __future__ import annotations
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._checks import as_matrices, as_quats, as_vectors
 
@@ -21,7 +24,7 @@ __all__ = [
 ]
 
 
-def _qmul(p, q):
+def _qmul(p: NDArray[np.float64], q: NDArray[np.float64]) -> NDArray[np.float64]:
     """Hamilton product of validated arrays (no normalization)."""
     pw, px, py, pz = np.moveaxis(p, -1, 0)
     qw, qx, qy, qz = np.moveaxis(q, -1, 0)
@@ -36,13 +39,13 @@ def _qmul(p, q):
     )
 
 
-def _conj(q):
+def _conj(q: NDArray[np.float64]) -> NDArray[np.float64]:
     out = -q
     out[..., 0] = q[..., 0]
     return out
 
 
-def quat_multiply(p, q):
+def quat_multiply(p: ArrayLike, q: ArrayLike) -> NDArray[np.float64]:
     """Hamilton product ``p * q``: the rotation ``q`` first, then ``p``.
 
     Parameters
@@ -68,17 +71,17 @@ def quat_multiply(p, q):
     return _qmul(as_quats(p, "p"), as_quats(q, "q"))
 
 
-def quat_conjugate(q):
+def quat_conjugate(q: ArrayLike) -> NDArray[np.float64]:
     """Conjugate ``(w, -x, -y, -z)`` of the normalized ``q`` (..., 4): the inverse rotation."""
     return _conj(as_quats(q, "q"))
 
 
-def quat_normalize(q):
+def quat_normalize(q: ArrayLike) -> NDArray[np.float64]:
     """``q / |q|``, shape (..., 4). A zero quaternion raises ``ValueError``."""
     return as_quats(q, "q")
 
 
-def quat_rotate(q, p):
+def quat_rotate(q: ArrayLike, p: ArrayLike) -> NDArray[np.float64]:
     """Rotate points ``p`` (..., 3) by quaternions ``q`` (..., 4): ``q * (0, p) * q^-1``.
 
     Equals ``quat_to_matrix(q) @ p`` (active rotation of column vectors); broadcasts.
@@ -91,7 +94,7 @@ def quat_rotate(q, p):
     return p + w * t + np.cross(u, t)
 
 
-def _quat_to_matrix_unit(q):
+def _quat_to_matrix_unit(q: NDArray[np.float64]) -> NDArray[np.float64]:
     w, x, y, z = np.moveaxis(q, -1, 0)
     xx, yy, zz = x * x, y * y, z * z
     xy, xz, yz = x * y, x * z, y * z
@@ -109,7 +112,7 @@ def _quat_to_matrix_unit(q):
     return m
 
 
-def quat_to_matrix(q):
+def quat_to_matrix(q: ArrayLike) -> NDArray[np.float64]:
     """Rotation matrices of quaternions.
 
     Parameters
@@ -126,7 +129,7 @@ def quat_to_matrix(q):
     return _quat_to_matrix_unit(as_quats(q, "q"))
 
 
-def _matrix_to_quat(m):
+def _matrix_to_quat(m: NDArray[np.float64]) -> NDArray[np.float64]:
     # Shepperd's method: build the quaternion from the largest of 4w^2, 4x^2, 4y^2, 4z^2 so
     # that the division is by a number >= 1 (well conditioned everywhere).
     m00, m11, m22 = m[..., 0, 0], m[..., 1, 1], m[..., 2, 2]
@@ -161,7 +164,7 @@ def _matrix_to_quat(m):
     return q
 
 
-def matrix_to_quat(m):
+def matrix_to_quat(m: ArrayLike) -> NDArray[np.float64]:
     """Quaternions of rotation matrices, with ``w >= 0``.
 
     Parameters
@@ -178,7 +181,7 @@ def matrix_to_quat(m):
     return _matrix_to_quat(as_matrices(m, "m"))
 
 
-def quat_angle_between(p, q):
+def quat_angle_between(p: ArrayLike, q: ArrayLike) -> NDArray[np.float64]:
     """Rotation angle of ``p^-1 * q`` in radians, in ``[0, pi]``; shape (...).
 
     Computed as ``2 * atan2(|d_xyz|, |d_w|)`` with ``d = p^-1 * q``, which stays accurate for
@@ -189,7 +192,7 @@ def quat_angle_between(p, q):
     return 2.0 * np.arctan2(np.linalg.norm(d[..., 1:], axis=-1), np.abs(d[..., 0]))
 
 
-def align_quat_signs(q):
+def align_quat_signs(q: ArrayLike) -> NDArray[np.float64]:
     """Hemisphere continuity for a time sequence of quaternions.
 
     Parameters

@@ -6,9 +6,12 @@ axis ``v / theta`` (right-hand rule). Its quaternion is ``q = (cos(theta/2), sin
 singular (not locally invertible) on the shells ``|v| = 2 pi k``, ``k >= 1``.
 """
 
+from __future__ import annotations
+
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._checks import as_matrices, as_quats, as_vectors, check_zero_quats, run_chunked
 from .quaternion import _matrix_to_quat, _quat_to_matrix_unit
@@ -44,7 +47,7 @@ SMALL_RATIO_QUAT_TO_RQ = 1e-3
 _ONES3 = np.ones(3)
 
 
-def _rq_to_quat_block(v, out):
+def _rq_to_quat_block(v: NDArray[np.float64], out: NDArray[np.float64]) -> None:
     """``rq_to_quat`` kernel for a block ``v`` (n, 3) -> ``out`` (n, 4).
 
     One transcendental call: with ``t = tan(theta/4)``,
@@ -76,12 +79,12 @@ def _rq_to_quat_block(v, out):
     np.multiply(v, k[..., None], out=out[..., 1:])
 
 
-def _rq_to_quat(v):
+def _rq_to_quat(v: NDArray[np.float64]) -> NDArray[np.float64]:
     """Core of ``rq_to_quat`` on a validated float64 array (..., 3) -> (..., 4)."""
     return run_chunked(_rq_to_quat_block, v, (4,))
 
 
-def rq_to_quat(v):
+def rq_to_quat(v: ArrayLike) -> NDArray[np.float64]:
     """Quaternions of RQ vectors.
 
     Parameters
@@ -116,7 +119,7 @@ def rq_to_quat(v):
     return _rq_to_quat(as_vectors(v, "v"))
 
 
-def _quat_to_rq_block(q, out):
+def _quat_to_rq_block(q: NDArray[np.float64], out: NDArray[np.float64]) -> None:
     """``quat_to_rq`` kernel (no ``near``) for a block ``q`` (n, 4) -> ``out`` (n, 3)."""
     w = q[:, 0]
     xyz = q[:, 1:]
@@ -146,7 +149,9 @@ def _quat_to_rq_block(q, out):
     np.multiply(xyz, f[:, None], out=out)
 
 
-def _quat_to_rq(q, near=None):
+def _quat_to_rq(
+    q: NDArray[np.float64], near: NDArray[np.float64] | None = None
+) -> NDArray[np.float64]:
     """Core of ``quat_to_rq``; ``q`` validated (any nonzero norm), ``near`` validated or None."""
     v = run_chunked(_quat_to_rq_block, q, (3,))
     # a zero quaternion gives NaN (0/0) in its row: test cheaply, then exactly
@@ -159,7 +164,7 @@ def _quat_to_rq(q, near=None):
     return _nearest_equivalent(v, near)
 
 
-def _nearest_equivalent(v, near):
+def _nearest_equivalent(v: NDArray[np.float64], near: NDArray[np.float64]) -> NDArray[np.float64]:
     """The vector of ``v``'s rotation closest to ``near`` (validated, broadcast), (..., 3).
 
     Equivalent vectors: ``u (theta + 2 pi k)``, ``u = v / |v|``, ``k`` any integer; the closest
@@ -181,7 +186,7 @@ def _nearest_equivalent(v, near):
     return np.where((ang == 0.0)[..., None], v_id, vn)
 
 
-def quat_to_rq(q, near=None):
+def quat_to_rq(q: ArrayLike, near: ArrayLike | None = None) -> NDArray[np.float64]:
     """RQ vectors of quaternions.
 
     Parameters
@@ -219,7 +224,7 @@ def quat_to_rq(q, near=None):
     return _quat_to_rq(q, near)
 
 
-def rq_to_matrix(v):
+def rq_to_matrix(v: ArrayLike) -> NDArray[np.float64]:
     """Rotation matrices of RQ vectors.
 
     Parameters
@@ -235,7 +240,7 @@ def rq_to_matrix(v):
     return _quat_to_matrix_unit(_rq_to_quat(as_vectors(v, "v")))
 
 
-def matrix_to_rq(m, near=None):
+def matrix_to_rq(m: ArrayLike, near: ArrayLike | None = None) -> NDArray[np.float64]:
     """RQ vectors of rotation matrices, shape (..., 3, 3) -> (..., 3).
 
     ``quat_to_rq(matrix_to_quat(m), near)``: ``|v| <= pi`` without ``near``; the equivalent
@@ -247,7 +252,7 @@ def matrix_to_rq(m, near=None):
     return _quat_to_rq(_matrix_to_quat(m), near)
 
 
-def rq_sequence_continuous(v):
+def rq_sequence_continuous(v: ArrayLike) -> NDArray[np.float64]:
     """Make a time sequence of RQ vectors continuous.
 
     Parameters
@@ -278,7 +283,7 @@ def rq_sequence_continuous(v):
     ul = u.tolist()
     al = ang.tolist()
     px, py, pz = (float(c) for c in v[0])
-    res = [None] * len(v)
+    res: list[tuple[float, float, float] | None] = [None] * len(v)
     for i in range(1, len(v)):
         if ident[i]:
             nn = math.sqrt(px * px + py * py + pz * pz)

@@ -5,9 +5,12 @@ identity rotation and moving tangentially to the shell does not rotate. ``v`` an
 ``v - 2 pi n v/|v|`` are the same rotation for every integer ``n``.
 """
 
+from __future__ import annotations
+
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._checks import as_vectors
 
@@ -16,13 +19,13 @@ __all__ = ["reparameterize", "shell_distance", "shell_index"]
 TWO_PI = 2.0 * math.pi
 
 
-def shell_index(v):
+def shell_index(v: ArrayLike) -> NDArray[np.int64]:
     """``n = round(|v| / 2 pi)`` (...): the index of the shell closest to ``v`` (0 = origin)."""
     v = as_vectors(v, "v")
     return np.round(np.linalg.norm(v, axis=-1) / TWO_PI).astype(np.int64)
 
 
-def reparameterize(v):
+def reparameterize(v: ArrayLike) -> NDArray[np.float64]:
     """Move RQ vectors inside the first shell without changing their rotation.
 
     Parameters
@@ -55,7 +58,7 @@ def reparameterize(v):
     return v * scale[..., None]
 
 
-def shell_distance(v):
+def shell_distance(v: ArrayLike) -> NDArray[np.float64]:
     """Euclidean distance (...) from ``v`` (..., 3) to the nearest singular shell.
 
     ``| |v| - 2 pi max(1, round(|v| / 2 pi)) |``: the origin is not singular, so vectors near it
@@ -65,6 +68,6 @@ def shell_distance(v):
     return _shell_distance(np.linalg.norm(as_vectors(v, "v"), axis=-1))
 
 
-def _shell_distance(th):
+def _shell_distance(th: NDArray[np.float64]) -> NDArray[np.float64]:
     """``shell_distance`` of vectors with norms ``th`` (...)."""
     return np.abs(th - TWO_PI * np.maximum(1.0, np.round(th / TWO_PI)))

@@ -36,12 +36,16 @@ handles); the B-spline is C2 within a chart and approximates its keys. Across a 
 only the rotation and the angular velocity are continuous.
 """
 
+from __future__ import annotations
+
 import math
+from typing import Any, Literal
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._checks import as_float_array, as_scalars, as_vectors
-from .derivatives import rq_angular_velocity, rq_velocity
+from .derivatives import Frame, rq_angular_velocity, rq_velocity
 from .rq import _rq_to_quat
 from .shells import _shell_distance
 
@@ -55,10 +59,14 @@ __all__ = [
 ]
 
 TWO_PI = 2.0 * math.pi
-KINDS = ("catmull_rom", "hermite", "bezier", "bspline")
+#: A spline kind (see the module docstring).
+Kind = Literal["catmull_rom", "hermite", "bezier", "bspline"]
+KINDS: tuple[Kind, ...] = ("catmull_rom", "hermite", "bezier", "bspline")
 
 
-def _blossom(p, a, b, c):
+def _blossom(
+    p: NDArray[np.float64], a: ArrayLike, b: ArrayLike, c: ArrayLike
+) -> NDArray[np.float64]:
     """Blossom of Bezier segments ``p`` (..., 4, 3) at parameters ``a, b, c`` (broadcast)."""
     pts = [p[..., i, :] for i in range(4)]
     for u in (a, b, c):
@@ -67,14 +75,14 @@ def _blossom(p, a, b, c):
     return pts[0]
 
 
-def bezier_values(control_points, u):
+def bezier_values(control_points: NDArray[np.float64], u: ArrayLike) -> NDArray[np.float64]:
     """Points of cubic Bezier curves, ``control_points`` (..., 4, 3) at parameters ``u`` (...)
     in [0, 1] -> (..., 3) (de Casteljau: exactly the end points at 0 and 1, and exactly a
     constant curve's value)."""
     return _blossom(control_points, u, u, u)
 
 
-def bezier_derivatives(control_points, u):
+def bezier_derivatives(control_points: ArrayLike, u: ArrayLike) -> NDArray[np.float64]:
     """``d/du`` of cubic Bezier curves, ``control_points`` (..., 4, 3) at ``u`` (...) ->
     (..., 3) (de Casteljau on the hodograph ``3 (p[j+1] - p[j])``)."""
     d = 3.0 * np.diff(control_points, axis=-2)
@@ -84,7 +92,9 @@ def bezier_derivatives(control_points, u):
     return a + u * (b - a)
 
 
-def _bspline_to_bezier(times, keys):
+def _bspline_to_bezier(
+    times: NDArray[np.float64], keys: NDArray[np.float64]
+) -> NDArray[np.float64]:
     """Bezier control points (K-1, 4, 3) of the cubic B-spline with de Boor points ``keys``
     and knots ``times`` (see the module docstring), all segments at once."""
     t = np.concatenate(
@@ -119,8 +129,13 @@ def _bspline_to_bezier(times, keys):
 
 
 def bezier_control_points(
-    times, keys, kind="catmull_rom", tangents=None, angular_velocities=None, frame="world"
-):
+    times: ArrayLike,
+    keys: ArrayLike,
+    kind: Kind = "catmull_rom",
+    tangents: ArrayLike | None = None,
+    angular_velocities: ArrayLike | None = None,
+    frame: Frame = "world",
+) -> NDArray[np.float64]:
     """Global per-segment cubic Bezier control points in RQ space, (K-1, 4, 3).
 
     Before any splitting or reparameterization (see the module docstring for each kind).
@@ -148,8 +163,12 @@ def bezier_control_points(
             raise ValueError("hermite needs exactly one of tangents or angular_velocities")
         if tangents is not None:
             m = as_vectors(tangents, "tangents")
-        else:
-            m = rq_velocity(keys, as_vectors(angular_velocities, "angular_velocities"), frame)
+        else:  # angular_velocities is given (checked above)
+            m = rq_velocity(
+                keys,
+                as_vectors(angular_velocities, "angular_velocities"),  # type: ignore[arg-type]
+                frame,
+            )
         if m.shape != keys.shape:
             raise ValueError("tangents must have shape (K, 3)")
     else:
@@ -161,7 +180,7 @@ def bezier_control_points(
     return np.stack([keys[:-1], keys[:-1] + m[:-1] * hh, keys[1:] - m[1:] * hh, keys[1:]], axis=1)
 
 
-def _as_handles(handles, k):
+def _as_handles(handles: ArrayLike, k: int) -> NDArray[np.float64]:
     """Bezier handles (left, right) of ``k`` keys, validated like every other argument."""
     hd = as_float_array(handles, "tangents")
     if hd.shape != (k, 2, 3):
@@ -171,7 +190,7 @@ def _as_handles(handles, k):
     return hd
 
 
-def _reparam_pieces(p, n):
+def _reparam_pieces(p: NDArray[np.float64], n: NDArray[np.intp]) -> NDArray[np.float64]:
     """Map Bezier pieces (P, 4, 3) into charts ``n`` (P,) keeping end values and end
     derivatives (the differential of ``f`` maps the end tangents)."""
     out = p.copy()
@@ -206,7 +225,15 @@ class RQSpline:
         more than ``axis_turn``: an F-curve copy in the global chart would misbehave there).
     """
 
-    def __init__(self, starts, ends, control_points, charts, segment, hidden_keys):
+    def __init__(
+        self,
+        starts: NDArray[np.float64],
+        ends: NDArray[np.float64],
+        control_points: NDArray[np.float64],
+        charts: NDArray[np.intp],
+        segment: NDArray[np.intp],
+        hidden_keys: list[dict[str, Any]],
+    ) -> None:
         self.starts = starts
         self.ends = ends
         self.control_points = control_points
@@ -214,32 +241,36 @@ class RQSpline:
         self.segment = segment
         self.hidden_keys = hidden_keys
 
-    def _locate(self, t):
+    def _locate(
+        self, t: ArrayLike
+    ) -> tuple[NDArray[np.intp], NDArray[np.float64], NDArray[np.float64]]:
         t = as_scalars(t, "t")
         tc = np.clip(t, self.starts[0], self.ends[-1])
         i = np.clip(np.searchsorted(self.starts, tc, side="right") - 1, 0, len(self.starts) - 1)
         h = self.ends[i] - self.starts[i]
         return i, (tc - self.starts[i]) / h, h
 
-    def evaluate(self, t):
+    def evaluate(self, t: ArrayLike) -> NDArray[np.float64]:
         """RQ vectors (..., 3) at times ``t`` (...); clamped to the key range (de Casteljau)."""
         i, u, _ = self._locate(t)
         return bezier_values(self.control_points[i], u)
 
-    def derivative(self, t):
+    def derivative(self, t: ArrayLike) -> NDArray[np.float64]:
         """``dv/dt`` (..., 3) at ``t``, in the chart of the piece containing ``t``."""
         i, u, h = self._locate(t)
         return bezier_derivatives(self.control_points[i], u) / h[..., None]
 
-    def evaluate_quat(self, t):
+    def evaluate_quat(self, t: ArrayLike) -> NDArray[np.float64]:
         """Quaternions (..., 4) at ``t`` (continuous across charts up to sign)."""
         return _rq_to_quat(self.evaluate(t))
 
-    def angular_velocity(self, t, frame="world"):
+    def angular_velocity(self, t: ArrayLike, frame: Frame = "world") -> NDArray[np.float64]:
         """Angular velocity (..., 3) at ``t``: chart-independent and continuous."""
         return rq_angular_velocity(self.evaluate(t), self.derivative(t), frame)
 
-    def bezier_segments(self):
+    def bezier_segments(
+        self,
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.intp]]:
         """``(starts, ends, control_points, charts)`` copies, for writing F-curve handles.
 
         F-curve handle ``j`` of piece ``i`` sits at time ``starts + j (ends - starts) / 3`` with
@@ -249,18 +280,18 @@ class RQSpline:
 
 
 def rq_spline(
-    times,
-    keys,
-    kind="catmull_rom",
-    tangents=None,
-    angular_velocities=None,
-    frame="world",
-    max_extent=math.pi,
-    reparameterize_segments=True,
-    shell_margin=0.5,
-    axis_turn=0.35,
-    reparameterize_margin=0.5 * math.pi,
-):
+    times: ArrayLike,
+    keys: ArrayLike,
+    kind: Kind = "catmull_rom",
+    tangents: ArrayLike | None = None,
+    angular_velocities: ArrayLike | None = None,
+    frame: Frame = "world",
+    max_extent: float = math.pi,
+    reparameterize_segments: bool = True,
+    shell_margin: float = 0.5,
+    axis_turn: float = 0.35,
+    reparameterize_margin: float = 0.5 * math.pi,
+) -> RQSpline:
     """Build an RQ-space cubic spline evaluator.
 
     Parameters

@@ -11,9 +11,12 @@ held at 0), a negative one acts as zero, and an inverted twist range (``lo > hi`
 twist at ``lo``. The clamps here and the add-on's drivers share that meaning.
 """
 
+from __future__ import annotations
+
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._checks import as_float_array, as_quats, as_scalars, as_vectors
 from .rq import _nearest_equivalent, _rq_to_quat
@@ -34,7 +37,7 @@ __all__ = [
 TWO_PI = 2.0 * math.pi
 
 
-def swing_vector(swing):
+def swing_vector(swing: ArrayLike) -> NDArray[np.float64]:
     """The rotation vectors ``(r_x, 0, r_z)`` of swings ``(r_x, r_z)``, (..., 2) -> (..., 3).
 
     >>> swing_vector([0.5, -0.25])
@@ -47,13 +50,13 @@ def swing_vector(swing):
     return v
 
 
-def swing_of(v):
+def swing_of(v: ArrayLike) -> NDArray[np.float64]:
     """The swings ``(v_x, v_z)`` of rotation vectors in the XZ plane, (..., 3) -> (..., 2):
     `swing_vector`'s inverse (a Y component is dropped)."""
     return np.asarray(v, dtype=np.float64)[..., [0, 2]]
 
 
-def swing_twist_to_quat(swing, twist):
+def swing_twist_to_quat(swing: ArrayLike, twist: ArrayLike) -> NDArray[np.float64]:
     """Quaternion ``swing * twist`` of swing ``(r_x, r_z)`` (..., 2) and twist (...), (..., 4).
 
     With ``q_s = rq_to_quat((r_x, 0, r_z)) = (c_s, s_x, 0, s_z)`` and
@@ -78,7 +81,9 @@ def swing_twist_to_quat(swing, twist):
     return np.stack([cs * ct, sx * ct - sz * st, cs * st, sx * st + sz * ct], axis=-1)
 
 
-def _decompose(q, twist_at_pi=None):
+def _decompose(
+    q: NDArray[np.float64], twist_at_pi: NDArray[np.float64] | None = None
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     w, x, y, z = np.moveaxis(q, -1, 0)
     # choose the sign of q so that the twist lands in (-pi, pi]: w > 0, or w == 0 and y >= 0
     flip = (w < 0) | ((w == 0) & (y < 0))
@@ -109,7 +114,9 @@ def _decompose(q, twist_at_pi=None):
     return swing, twist
 
 
-def quat_to_swing_twist(q, near=None):
+def quat_to_swing_twist(
+    q: ArrayLike, near: tuple[ArrayLike, ArrayLike] | None = None
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Swing ``(r_x, r_z)`` and twist about Y of quaternions; inverse of ``swing_twist_to_quat``.
 
     Parameters
@@ -158,7 +165,9 @@ def quat_to_swing_twist(q, near=None):
     return swing_of(vn), twist
 
 
-def swing_twist_sequence_continuous(swing, twist):
+def swing_twist_sequence_continuous(
+    swing: ArrayLike, twist: ArrayLike
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Make a time sequence of (swing (N, 2), twist (N,)) continuous.
 
     The first pair is kept as given; each later pair is replaced by the equivalent pair (same
@@ -178,7 +187,9 @@ def swing_twist_sequence_continuous(swing, twist):
     return out_s, out_t
 
 
-def effective_limits(a, b, lo, hi):
+def effective_limits(
+    a: ArrayLike, b: ArrayLike, lo: ArrayLike, hi: ArrayLike
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """The limits the clamps apply for semi-axes ``a``, ``b`` and twist range ``[lo, hi]``.
 
     Returns ``(max(a, 0), max(b, 0), lo, max(lo, hi))`` as float arrays (broadcast as given):
@@ -191,21 +202,23 @@ def effective_limits(a, b, lo, hi):
     return a, b, lo, hi
 
 
-def _limits(a, b):
+def _limits(a: ArrayLike, b: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Finite semi-axes, negative ones replaced by zero."""
     a = as_float_array(a, "a")
     b = as_float_array(b, "b")
     return np.maximum(a, 0.0), np.maximum(b, 0.0)
 
 
-def _twist_range(lo, hi):
+def _twist_range(lo: ArrayLike, hi: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """A finite twist range ``(lo, max(lo, hi))``."""
     lo = as_scalars(lo, "lo")
     hi = as_scalars(hi, "hi")
     return lo, np.maximum(lo, hi)
 
 
-def swing_in_ellipse(swing, a, b, tol=0.0):
+def swing_in_ellipse(
+    swing: ArrayLike, a: ArrayLike, b: ArrayLike, tol: ArrayLike = 0.0
+) -> NDArray[np.bool_]:
     """Whether swings (..., 2) lie in the filled ellipse ``(r_x/a)^2 + (r_z/b)^2 <= 1``: (...).
 
     ``a`` bounds ``r_x`` (rotation about X), ``b`` bounds ``r_z``; ``a = 0`` or ``b = 0`` means the
@@ -219,7 +232,7 @@ def swing_in_ellipse(swing, a, b, tol=0.0):
     return np.linalg.norm(p - swing, axis=-1) <= tol
 
 
-def clamp_swing_ellipse(swing, a, b):
+def clamp_swing_ellipse(swing: ArrayLike, a: ArrayLike, b: ArrayLike) -> NDArray[np.float64]:
     """Closest point (..., 2) of the filled ellipse ``(r_x/a)^2 + (r_z/b)^2 <= 1`` to each swing.
 
     A true Euclidean projection: inside points are returned unchanged; for an outside point
@@ -262,7 +275,7 @@ def clamp_swing_ellipse(swing, a, b):
     return out
 
 
-def scale_swing_into_ellipse(swing, a, b):
+def scale_swing_into_ellipse(swing: ArrayLike, a: ArrayLike, b: ArrayLike) -> NDArray[np.float64]:
     """Radial scaling into the ellipse: ``r / max(1, sqrt((r_x/a)^2 + (r_z/b)^2))``, (..., 2).
 
     Not the closest point, but what a Blender driver can compute as a simple expression: the
@@ -282,7 +295,7 @@ def scale_swing_into_ellipse(swing, a, b):
     return swing / np.maximum(1.0, k)[..., None]
 
 
-def clamp_twist(twist, lo, hi):
+def clamp_twist(twist: ArrayLike, lo: ArrayLike, hi: ArrayLike) -> NDArray[np.float64]:
     """The twist angles (...) a joint with twist range ``[lo, hi]`` (radians) is posed at.
 
     ``min(max(twist, lo), max(lo, hi))``: the usual clamp for ``lo <= hi``; an inverted range

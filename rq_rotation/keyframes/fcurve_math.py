@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 # Keyframe.interpolation enum values (RNA ``Keyframe.interpolation``; BEZT_IPO_*).
 CONSTANT = 0
@@ -118,7 +119,16 @@ def supported_interpolation(codes: np.ndarray) -> np.ndarray:
     return (codes >= CONSTANT) & (codes <= BEZIER)
 
 
-def _correct_bezpart(x1, x2, x3, x4, y1, y2, y3, y4):
+def _correct_bezpart(
+    x1: np.ndarray,
+    x2: np.ndarray,
+    x3: np.ndarray,
+    x4: np.ndarray,
+    y1: np.ndarray,
+    y2: np.ndarray,
+    y3: np.ndarray,
+    y4: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Shorten each handle of each segment that reaches past the other key in time.
 
     ``BKE_fcurve_correct_bezpart`` (each handle on its own, scaled to the segment's span).
@@ -141,7 +151,7 @@ def _correct_bezpart(x1, x2, x3, x4, y1, y2, y3, y4):
     return x2, x3, y2, y3
 
 
-def _first_valid(candidates):
+def _first_valid(candidates: tuple[np.ndarray, ...]) -> np.ndarray:
     """The first root of each row that lies in Blender's accepted range, or NaN; (m,) float32
     (Blender's candidates past the real roots are NaN and never accepted: left out here)."""
     out = np.full(candidates[0].shape, np.nan, dtype=np.float32)
@@ -152,7 +162,9 @@ def _first_valid(candidates):
     return out
 
 
-def _solve_bezier_parameter(t, x1, x2, x3, x4):
+def _solve_bezier_parameter(
+    t: np.ndarray, x1: np.ndarray, x2: np.ndarray, x3: np.ndarray, x4: np.ndarray
+) -> np.ndarray:
     """Parameter ``s`` in [0, 1] with ``x(s) = t`` for the cubic Bezier ``x1..x4``; shape (m,).
 
     ``findzero`` + ``solve_cubic``: float32 coefficients, a float64 solve (Cardano for one real
@@ -197,7 +209,9 @@ def _solve_bezier_parameter(t, x1, x2, x3, x4):
     return np.where(c3 != 0.0, solved, np.where(c2 != 0.0, quad, lin)).astype(np.float32)
 
 
-def _bezier_y(s, y1, y2, y3, y4):
+def _bezier_y(
+    s: np.ndarray, y1: np.ndarray, y2: np.ndarray, y3: np.ndarray, y4: np.ndarray
+) -> np.ndarray:
     """``berekeny``: the cubic Bezier ``y1..y4`` at parameter ``s``, float32; shape (m,)."""
     c0 = y1
     c1 = _f32(3.0) * (y2 - y1)
@@ -206,7 +220,9 @@ def _bezier_y(s, y1, y2, y3, y4):
     return c0 + s * c1 + s * s * c2 + s * s * s * c3
 
 
-def evaluate_segments(t, x, y, interpolation=None) -> np.ndarray:
+def evaluate_segments(
+    t: ArrayLike, x: ArrayLike, y: ArrayLike, interpolation: ArrayLike | None = None
+) -> np.ndarray:
     """Blender's evaluation of many keyframe segments at once, one time per segment.
 
     The segments may belong to any number of F-curves; this is the inside-the-key-range part
@@ -269,7 +285,7 @@ def evaluate_segments(t, x, y, interpolation=None) -> np.ndarray:
     return out[:, 0] if single else out
 
 
-def _extrapolate(keys: Keys, t, end: int, direction: int):
+def _extrapolate(keys: Keys, t: np.ndarray, end: int, direction: int) -> np.ndarray:
     """Values at ``t`` beyond the key at index ``end`` (0 with ``direction`` +1 towards the
     other keys, or n-1 with -1)."""
     co = keys.co.astype(np.float32)
@@ -289,7 +305,7 @@ def _extrapolate(keys: Keys, t, end: int, direction: int):
     return y - slope * (x - t)
 
 
-def evaluate(keys: Keys, t) -> np.ndarray:
+def evaluate(keys: Keys, t: ArrayLike) -> np.ndarray:
     """Evaluate an F-curve's keys at times ``t`` as Blender does.
 
     Parameters

@@ -54,7 +54,7 @@ this keeps the keys' windings wherever the core's spline does.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,6 +69,7 @@ from .. import (
     rq_spline,
     rq_to_quat,
 )
+from ..splines import Kind
 from . import fcurve_math
 
 # Frames between the two keys of a held jump (Blender merges keys closer than 0.01 frames;
@@ -122,7 +123,7 @@ AXES_AGREE = (math.radians(10.0), math.radians(2.0))
 EXACT_LIFT = (0.3, 0.6)
 
 # Operator enum -> core spline kind.
-KINDS = {
+KINDS: dict[str, Kind] = {
     'CATMULL_ROM': "catmull_rom",
     'HERMITE': "hermite",
     'BEZIER': "bezier",
@@ -183,7 +184,9 @@ class SplineInput:
     angular_velocities: np.ndarray | None = None
 
 
-def _handles(times: np.ndarray, values: np.ndarray, tangents: np.ndarray):
+def _handles(
+    times: np.ndarray, values: np.ndarray, tangents: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Handles at 1/3 of each neighbouring interval along ``tangents``; (n, k, 2) each."""
     h = np.diff(times)
     before = np.concatenate([h[:1], h])[:, None] / 3.0
@@ -198,7 +201,7 @@ def _handles(times: np.ndarray, values: np.ndarray, tangents: np.ndarray):
     return left, right
 
 
-def _grid(counts: np.ndarray):
+def _grid(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(owner, k)``: ``counts[i]`` entries ``k = 0 .. counts[i]-1`` owned by each ``i``;
     shapes (sum(counts),)."""
     owner = np.repeat(np.arange(len(counts)), counts)
@@ -259,7 +262,9 @@ def _sub_bezier(cp: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(((a == 0.0) & (b == 1.0))[:, None, None], cp, part)  # whole: as given
 
 
-def _split_before_jumps(pieces: _Pieces, written: np.ndarray, raw: np.ndarray | None):
+def _split_before_jumps(
+    pieces: _Pieces, written: np.ndarray, raw: np.ndarray | None
+) -> tuple[_Pieces, np.ndarray, np.ndarray | None]:
     """``(pieces, written, raw)`` with each piece that ends at a chart change (of
     ``written``) and is long enough split `WARP_SPAN` frames before its end, so that the
     hold's time warp (`_Layout`) stays where the angular speed is the one at the change."""
@@ -286,7 +291,7 @@ def _split_before_jumps(pieces: _Pieces, written: np.ndarray, raw: np.ndarray | 
     return (parts, written[rows], None if raw is None else _sub_bezier(raw[rows], a, b))
 
 
-def _runs(first: np.ndarray, charts: np.ndarray):
+def _runs(first: np.ndarray, charts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(run, jump)`` (P,): the run of equal charts each piece is in, and whether a chart
     change starts at it."""
     jump = ~first & (charts != np.roll(charts, 1))
@@ -404,7 +409,7 @@ def _exact_keys(pieces: _Pieces, layout: _Layout, write: np.ndarray) -> _KeyRows
     # Two key slots per piece: its start (always), its end (last piece, or before a jump).
     emit = np.stack([write, write & (pieces.last | held)], axis=1)
 
-    def slots(start, end):
+    def slots(start: np.ndarray, end: np.ndarray) -> np.ndarray:
         return np.stack([start, end], axis=1)[emit]
 
     return _KeyRows(
@@ -443,7 +448,9 @@ class _LiftPieces:
         return ~self.offset.any(axis=1)
 
 
-def _subdivide(piece: np.ndarray, u: np.ndarray, counts: np.ndarray):
+def _subdivide(
+    piece: np.ndarray, u: np.ndarray, counts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Samples sorted by ``(piece, u)`` with ``counts[i] - 1`` more spread evenly between
     samples ``i`` and ``i + 1`` (``counts`` (N-1,), 1 between pieces)."""
     owner, k = _grid(counts)
@@ -452,14 +459,14 @@ def _subdivide(piece: np.ndarray, u: np.ndarray, counts: np.ndarray):
     return np.append(piece[:-1][owner], piece[-1]), np.append(new_u, u[-1])
 
 
-def _target(pieces: _LiftPieces, piece: np.ndarray, u: np.ndarray):
+def _target(pieces: _LiftPieces, piece: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The target's values and derivatives per frame (N, 3) each, in the pieces' charts."""
     cp = pieces.control_points[piece]
     h = (pieces.ends - pieces.starts)[piece]
     return bezier_values(cp, u), bezier_derivatives(cp, u) / h[:, None]
 
 
-def _samples(pieces: _LiftPieces):
+def _samples(pieces: _LiftPieces) -> tuple[np.ndarray, np.ndarray]:
     """Samples ``(piece, u)`` (N,) sorted by curve and time: the start of every piece, the
     end of each curve's last; `NATIVE_CHECKS` interior points of a native piece; elsewhere at
     least
@@ -506,7 +513,9 @@ def _samples(pieces: _LiftPieces):
     return piece[keep], u[keep]
 
 
-def _lift(pieces: _LiftPieces, piece: np.ndarray, u: np.ndarray, w: np.ndarray):
+def _lift(
+    pieces: _LiftPieces, piece: np.ndarray, u: np.ndarray, w: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Lifted values ``w + radius d`` (N, 3) of the target values ``w`` (N, 3) at samples
     ``(piece, u)`` (N,), and the directions ``d`` (N, 3) (see `_Pieces`; 0 in native pieces).
 
@@ -540,7 +549,15 @@ def _lift(pieces: _LiftPieces, piece: np.ndarray, u: np.ndarray, w: np.ndarray):
     return w + radius[:, None] * direction, direction
 
 
-def _tangents(time, w, dw, direction, radius, first, last):
+def _tangents(
+    time: np.ndarray,
+    w: np.ndarray,
+    dw: np.ndarray,
+    direction: np.ndarray,
+    radius: np.ndarray,
+    first: np.ndarray,
+    last: np.ndarray,
+) -> np.ndarray:
     """``dv/dt`` (N, 3) of the lifted values ``v = w + radius d`` with ``d = +-w/|w|``:
     ``dw +- radius (dw - e (e . dw)) / |w|`` with ``e = w/|w|`` (exact; ``dw`` in native
     pieces), or a finite difference of the lifted samples where that blows up (see
@@ -567,7 +584,15 @@ def _tangents(time, w, dw, direction, radius, first, last):
     return np.where(bad[:, None], difference, out)
 
 
-def _bezier_between(t, left_t, left_v, left_m, right_t, right_v, right_m):
+def _bezier_between(
+    t: np.ndarray,
+    left_t: np.ndarray,
+    left_v: np.ndarray,
+    left_m: np.ndarray,
+    right_t: np.ndarray,
+    right_v: np.ndarray,
+    right_m: np.ndarray,
+) -> np.ndarray:
     """Blender's evaluation (m, 3) at ``t`` (m,) of the segments from the keys
     ``(left_t, left_v)`` to ``(right_t, right_v)`` with tangents ``left_m``/``right_m``
     (handles at the thirds, as `_handles` writes them)."""
@@ -580,7 +605,9 @@ def _bezier_between(t, left_t, left_v, left_m, right_t, right_v, right_m):
     return fcurve_math.evaluate_segments(t, x, y)
 
 
-def _lifted_keys(pieces: _LiftPieces, tolerance: float, planar: bool):
+def _lifted_keys(
+    pieces: _LiftPieces, tolerance: float, planar: bool
+) -> tuple[_KeyRows, np.ndarray]:
     """Keys (`_KeyRows`, ``curve`` numbering the runs) following the runs of ``pieces``
     lifted into the keys' chart, and the largest deviation of each run (step 3 of the module
     docstring)."""
@@ -724,7 +751,7 @@ def _deviations(pieces: _Pieces, keys: _KeyRows, curves: int) -> np.ndarray:
 
 
 def fit_many(
-    inputs: Sequence[SplineInput], kind: str, tolerance: float, planar: bool = False
+    inputs: Sequence[SplineInput], kind: Kind, tolerance: float, planar: bool = False
 ) -> list[SplineKeys]:
     """Bezier keys that follow the core's RQ splines within ``tolerance`` (radians): each
     piece in its own chart, with held jumps at the chart changes, or lifted into the keys'
@@ -786,7 +813,9 @@ def fit_many(
     ):
         n = hi - lo
 
-        def handle(frames, values, lo=lo, hi=hi, n=n):
+        def handle(
+            frames: np.ndarray, values: np.ndarray, lo: int = lo, hi: int = hi, n: int = n
+        ) -> np.ndarray:
             return np.stack([np.broadcast_to(frames[lo:hi, None], (n, 3)), values[lo:hi]], axis=-1)
 
         results.append(
@@ -850,7 +879,7 @@ def _fit(
 
 
 def fit_scalar(
-    times: np.ndarray, keys: np.ndarray, kind: str, rates: np.ndarray | None = None
+    times: np.ndarray, keys: np.ndarray, kind: Kind, rates: np.ndarray | None = None
 ) -> SplineKeys:
     """Bezier keys (k = 1) of the scalar cubic of ``kind`` through (or, B-spline, near)
     ``keys`` (K,) at ``times`` (K,): the core's Bezier control points of the same kind
@@ -858,7 +887,7 @@ def fit_scalar(
     reproduced exactly by keys at the knots with handles at the thirds. ``rates`` (K,):
     ``d/dt`` at the keys for ``'hermite'``."""
 
-    def vectors(a):
+    def vectors(a: np.ndarray) -> np.ndarray:
         return np.stack([a, np.zeros_like(a), np.zeros_like(a)], axis=1)
 
     segments = bezier_control_points(
@@ -876,7 +905,9 @@ def fit_scalar(
     return SplineKeys(times, values, handle_left, handle_right, 0, 0.0)
 
 
-def rates_of(channels_values, times: np.ndarray, step: float = 1e-3) -> np.ndarray:
+def rates_of(
+    channels_values: Callable[[np.ndarray], np.ndarray], times: np.ndarray, step: float = 1e-3
+) -> np.ndarray:
     """``d/dt`` (K, k) of the current animation at the key ``times``: differences of
     ``channels_values(t) -> (m, k)``, central inside, one-sided at the first and last key."""
     low = np.maximum(times - step, times[0])
@@ -884,7 +915,9 @@ def rates_of(channels_values, times: np.ndarray, step: float = 1e-3) -> np.ndarr
     return (channels_values(high) - channels_values(low)) / (high - low)[:, None]
 
 
-def angular_velocities_of(channels_values, times: np.ndarray) -> np.ndarray:
+def angular_velocities_of(
+    channels_values: Callable[[np.ndarray], np.ndarray], times: np.ndarray
+) -> np.ndarray:
     """World angular velocities (K, 3) of the current RQ animation ``channels_values(t) ->
     (m, 3)`` at the key ``times`` (`rates_of` through ``rq_angular_velocity``)."""
     return rq_angular_velocity(channels_values(times), rates_of(channels_values, times))

@@ -49,7 +49,8 @@ def test_the_public_entry_points_have_examples():
 def test_pip_install_from_a_checkout_gives_the_core_alone(tmp_path):
     """Installed from a copy of the checkout's files (the build writes ``*.egg-info`` next to
     the sources), the wheel holds ``rq_rotation`` and nothing of the Blender add-on, requires
-    numpy only, and imports without bpy from anywhere. pip builds it as a user's ``pip install .``
+    numpy only, carries the ``py.typed`` marker (PEP 561: type checkers read its annotations)
+    and imports without bpy from anywhere. pip builds it as a user's ``pip install .``
     does, in an isolated environment with setuptools from PyPI."""
     source = tmp_path / "checkout"
     source.mkdir()
@@ -79,6 +80,7 @@ def test_pip_install_from_a_checkout_gives_the_core_alone(tmp_path):
     installed = sorted(p.name for p in target.iterdir())
     packages = [name for name in installed if not name.endswith(".dist-info")]
     assert packages == ["rq_rotation"], installed
+    assert (target / "rq_rotation" / "py.typed").is_file()
     (info,) = target.glob("rq_rotation-*.dist-info")
     metadata = (info / "METADATA").read_text()
     requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
