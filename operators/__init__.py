@@ -5,6 +5,7 @@ through `rq_blender`, and report what they did."""
 from ..rq_blender.registration import register_modules_factory
 from . import (
     bake,
+    bake_visual,
     bone_values,
     compare,
     continuity_filter,
@@ -19,6 +20,7 @@ register, unregister = register_modules_factory(
     (
         set_mode,
         bake,
+        bake_visual,
         continuity_filter,
         reparameterize,
         spline_interpolate,
