@@ -319,7 +319,7 @@ def mute_constraints(bones: Sequence[BakeBone]) -> tuple[int, list[str]]:
 def _ik_chain(pose_bone: bpy.types.PoseBone, chain_count: int) -> list[bpy.types.PoseBone]:
     """The parents an IK constraint on ``pose_bone`` turns (``chain_count`` counts the bone
     itself; 0 means up to the root)."""
-    chain = []
+    chain: list[bpy.types.PoseBone] = []
     parent = pose_bone.parent
     while parent is not None and (chain_count == 0 or len(chain) < chain_count - 1):
         chain.append(parent)
