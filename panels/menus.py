@@ -20,6 +20,7 @@ POSE_OPERATORS = (
     *GRAPH_OPERATORS,
     "pose.rq_bake",
     "pose.rq_bake_visual",
+    "pose.rq_copy_limits_to_ik",
     "pose.rq_compare_interpolation",
 )
 
