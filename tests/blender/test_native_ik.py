@@ -92,9 +92,10 @@ def test_copies_the_limits_and_leaves_other_bones_alone(addon, capsys):
 
 @pytest.mark.parametrize("limits", [(1.4, 0.5), (2.6, 0.6)])
 def test_blenders_ik_stops_on_the_predicted_swing_boundary(addon, limits):
-    """Targets outside the ellipse (a swing of 2.9 rad) in 24 directions: the solver's swing lies on the IK
-    boundary `native_ik.boundary_radii` gives (within 1e-5 rad), in the target's direction,
-    and differs from the add-on's ellipse by no more than `boundary_difference` says."""
+    """Targets outside the ellipse (a swing of 2.9 rad) in 24 directions: the solver's swing
+    lies on the IK boundary `native_ik.boundary_radii` gives (within 1e-5 rad), in the
+    target's direction, and differs from the add-on's ellipse by no more than
+    `boundary_difference` says."""
     native_ik = ro.addon_module("rq_blender.native_ik")
     a, b = limits
     obj = _swing_twist_bone(limits, (-math.pi, math.pi))
