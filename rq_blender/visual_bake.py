@@ -153,8 +153,8 @@ def sample(
             matrix = obj.convert_space(
                 pose_bone=pose_bone, matrix=pose_bone.matrix, from_space='POSE', to_space='LOCAL'
             )
-            for row in matrix:
-                rows.extend(row)
+            for index in range(4):
+                rows.extend(matrix[index].to_tuple())
         local[i] = np.reshape(rows, (count, 4, 4))
         for obj, where, columns in groups.values():
             for name, out in (("location", location), ("scale", scale)):
