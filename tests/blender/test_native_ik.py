@@ -90,20 +90,33 @@ def test_copies_the_limits_and_leaves_other_bones_alone(addon, capsys):
     assert re.fullmatch(r"Copied joint limits to IK: 1 bone, boundaries within 0\.\d\d°", headline)
 
 
-@pytest.mark.parametrize("limits", [(1.4, 0.5), (2.6, 0.6)])
-def test_blenders_ik_stops_on_the_predicted_swing_boundary(addon, limits):
-    """Targets outside the ellipse (a swing of 2.9 rad) in 24 directions: the solver's swing
-    lies on the IK boundary `native_ik.boundary_radii` gives (within 1e-5 rad), in the
-    target's direction, and differs from the add-on's ellipse by no more than
-    `boundary_difference` says."""
+# The README's table (Known limits): semi-axes (radians) and the largest difference it
+# states, in degrees, with the precision it is stated to.
+README_ROWS = [
+    (math.radians(60), math.radians(60), 0.0, 0.005),
+    (1.4, 0.5, 0.11, 0.005),
+    (math.radians(90), math.radians(30), 0.21, 0.005),
+    (math.radians(120), math.radians(45), 0.99, 0.005),
+    (2.6, 0.6, 4.18, 0.005),
+    (math.radians(150), math.radians(20), 4.56, 0.005),
+]
+
+
+@pytest.mark.parametrize(("a", "b", "stated", "precision"), README_ROWS)
+def test_blenders_ik_stops_on_the_predicted_swing_boundary(addon, a, b, stated, precision):
+    """Targets outside the ellipse (a swing of 2.9 rad) in 24 directions and in the direction
+    of the largest difference: the solver's swing lies on the IK boundary
+    `native_ik.boundary_radii` gives (within 1e-5 rad), in the target's direction, inside
+    (or on) the add-on's ellipse, and where they differ most by what the README states."""
     native_ik = ro.addon_module("rq_blender.native_ik")
-    a, b = limits
-    obj = _swing_twist_bone(limits, (-math.pi, math.pi))
+    obj = _swing_twist_bone((a, b), (-math.pi, math.pi))
     assert bpy.ops.pose.rq_copy_limits_to_ik() == {'FINISHED'}
     _, target = _ik_to(obj, "Arm")
     rest = _rest(obj, "Arm")
+    predicted, worst = native_ik.boundary_difference(a, b)
+    directions = [*np.linspace(0.0, 2.0 * math.pi, 24, endpoint=False), math.radians(worst)]
     measured = []
-    for phi in np.linspace(0.0, 2.0 * math.pi, 24, endpoint=False):
+    for phi in directions:
         axis = mathutils.Vector((math.cos(phi), 0.0, math.sin(phi)))
         reach = mathutils.Quaternion(axis, 2.9) @ mathutils.Vector((0.0, 3.0, 0.0))
         target.location = rest @ reach
@@ -112,11 +125,12 @@ def test_blenders_ik_stops_on_the_predicted_swing_boundary(addon, limits):
         direction = math.atan2(swing[1], swing[0])
         addon_radius, ik_radius = native_ik.boundary_radii(a, b, np.array([direction]))
         assert radius == pytest.approx(float(ik_radius[0]), abs=1e-5), math.degrees(phi)
-        assert math.cos(direction - phi) > 0.0  # the target's side
+        assert math.cos(direction - phi) > 1.0 - 1e-9  # the target's direction
         measured.append(math.degrees(radius - float(addon_radius[0])))
-    degrees, _ = native_ik.boundary_difference(a, b)
-    assert max(abs(d) for d in measured) <= abs(degrees) + 0.1
-    assert all(d <= 0.1 for d in measured)  # the IK's boundary is inside (or on) the ellipse
+    assert max(measured) <= 1e-4  # the IK's boundary is inside (or on) the ellipse
+    assert min(measured) >= predicted - 1e-3
+    assert measured[-1] == pytest.approx(predicted, abs=1e-3)
+    assert abs(measured[-1]) == pytest.approx(stated, abs=precision)
 
 
 @pytest.mark.parametrize(("twist", "stop"), [(1.2, 0.5), (-1.2, -0.3)])
