@@ -63,11 +63,12 @@ def bake_visual_message(
     kinds: dict[str, None] = {}
     for plan in plans:
         name = plan.bone.name
-        if plan.broken.any():
+        broken = np.where(plan.broken > visual_bake.BROKEN_TOLERANCE, plan.broken, 0.0)
+        if broken.any():
             kinds["limits"] = None
             details.append(
                 f"{name}: the constrained pose left its joint limits at frames "
-                f"{frame_runs(frames, plan.broken, '°')}; the keys hold the closest pose "
+                f"{frame_runs(frames, broken, '°')}; the keys hold the closest pose "
                 "within them"
             )
         for what, added in (("location", plan.location_added), ("scale", plan.scale_added)):

@@ -45,6 +45,9 @@ from . import animdata, bone_modes, compat, conversion, parameter_curves
 # Visual location (bone-local units) and scale that differ from the bone's own channels by
 # more than this were added by constraints (float32 poses agree to about 1e-6).
 ADDED_TOLERANCE = 1e-4
+# Degrees by which a pose may leave the joint limits unreported: float32 poses on the
+# boundary (an IK that stops there) fall outside by about 1e-5 degrees.
+BROKEN_TOLERANCE = 1e-3
 
 
 @dataclass(frozen=True)

@@ -350,3 +350,28 @@ def test_muting_ik_names_the_unbaked_bones_it_turned(addon, capsys):
     found = _reports(capsys)
     assert found[-1] == ("Warning", "Visual bake: 1 bone, 3 frames; check IK")
     assert ("Info", "Muting IK also frees B, not baked: their pose changes") in found
+
+
+def test_a_pose_on_the_limit_is_not_reported_as_breaking_it(addon, capsys):
+    """Copy Rotation (local spaces) putting a swing/twist bone exactly on its ellipse and at
+    the end of its twist range: float32 noise on the boundary is no broken limit."""
+    obj = rigs.armature(("Arm", "Source"), chain=False)
+    ro.key_swing_twist(obj.pose.bones["Arm"], [(1.0, (0.0, 0.0), 0.0)])
+    arm = obj.pose.bones["Arm"]
+    arm["rq_swing_limit"] = [0.5, 0.3]
+    arm["rq_twist_limit"] = [-0.2, 0.2]
+    rigs.key_rotation(
+        obj.pose.bones["Source"], "XYZ", [(1.0, (0.5, 0.0, 0.0)), (3.0, (0.0, 0.2, 0.0))]
+    )
+    copy = arm.constraints.new('COPY_ROTATION')
+    copy.target = obj
+    copy.subtarget = "Source"
+    copy.owner_space = copy.target_space = 'LOCAL'
+    frames = [1.0, 3.0]
+    before = rigs.pose_matrices(obj, frames)
+    capsys.readouterr()
+    assert bpy.ops.pose.rq_bake_visual(frame_start=1, frame_end=3, mute_constraints=True) == {
+        'FINISHED'
+    }
+    assert _reports(capsys)[-1] == ("Info", "Baked visual rotation: 1 bone, 3 frames")
+    _assert_matches(before, rigs.pose_matrices(obj, frames), "on the limit")
