@@ -5,9 +5,11 @@ through `rq_blender`, and report what they did."""
 from ..rq_blender.registration import register_modules_factory
 from . import (
     bake,
+    bake_visual,
     bone_values,
     compare,
     continuity_filter,
+    ik_limits,
     pose_tools,
     posing,
     reparameterize,
@@ -19,6 +21,8 @@ register, unregister = register_modules_factory(
     (
         set_mode,
         bake,
+        bake_visual,
+        ik_limits,
         continuity_filter,
         reparameterize,
         spline_interpolate,

@@ -19,6 +19,8 @@ POSE_OPERATORS = (
     "pose.rq_reparameterize",
     *GRAPH_OPERATORS,
     "pose.rq_bake",
+    "pose.rq_bake_visual",
+    "pose.rq_copy_limits_to_ik",
     "pose.rq_compare_interpolation",
 )
 

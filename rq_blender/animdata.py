@@ -32,6 +32,26 @@ from . import compat
 
 # Keyframe.handle_left_type / handle_right_type enum values.
 HANDLE_FREE = 0
+# Every attribute of a keyframe that `foreach_get`/`foreach_set` reach: (name, numpy type,
+# values per key). Read and written back together, they keep a key exactly as it was.
+KEY_ATTRIBUTES: tuple[tuple[str, Any, int], ...] = (
+    ("co", np.float32, 2),
+    ("handle_left", np.float32, 2),
+    ("handle_right", np.float32, 2),
+    ("handle_left_type", np.int32, 1),
+    ("handle_right_type", np.int32, 1),
+    ("interpolation", np.int32, 1),
+    ("easing", np.int32, 1),
+    ("back", np.float32, 1),
+    ("amplitude", np.float32, 1),
+    ("period", np.float32, 1),
+    ("type", np.int32, 1),
+    ("select_control_point", bool, 1),
+    ("select_left_handle", bool, 1),
+    ("select_right_handle", bool, 1),
+)
+# `FCurve.update()` merges keys closer than this many frames (measured in 4.2 and 5.0).
+KEY_MERGE_DISTANCE = 0.01
 
 
 @dataclass(frozen=True)
@@ -243,6 +263,56 @@ def write_keys(
         points.foreach_set("handle_right_type", free)
         points.foreach_set("handle_left", np.asarray(handles[0], dtype=np.float32).ravel())
         points.foreach_set("handle_right", np.asarray(handles[1], dtype=np.float32).ravel())
+    fcurve.update()
+    return fcurve
+
+
+def splice_keys(
+    owner: compat.FCurveOwner,
+    data_path: str,
+    index: int,
+    group: str,
+    times: np.ndarray,
+    values: np.ndarray,
+) -> bpy.types.FCurve:
+    """Replace the keys of one channel within the span of ``times`` and keep the others, in
+    bulk (creating the F-curve if needed).
+
+    Keys less than `KEY_MERGE_DISTANCE` from ``[times[0], times[-1]]`` or inside it are
+    removed; every other key stays with all its attributes (`KEY_ATTRIBUTES`: handles and
+    their types, interpolation, easing, key type, selection). The new keys are BEZIER with
+    AUTO_CLAMPED handles, as in `write_keys` (same parameters; ``times`` increasing).
+    Returns the written curve (sorted, automatic handles recalculated).
+    """
+    fcurve = owner.fcurves.find(data_path, index=index)
+    if fcurve is None:
+        return write_keys(owner, data_path, index, group, times, values)
+    points = fcurve.keyframe_points
+    old = np.empty(2 * len(points), dtype=np.float32)
+    points.foreach_get("co", old)
+    old_times = old[0::2].astype(np.float64)
+    keep = (old_times < times[0] - KEY_MERGE_DISTANCE) | (
+        old_times > times[-1] + KEY_MERGE_DISTANCE
+    )
+    if not keep.any():
+        return write_keys(owner, data_path, index, group, times, values)
+    kept = {}
+    for name, dtype, width in KEY_ATTRIBUTES:
+        array = np.empty(len(points) * width, dtype=dtype)
+        points.foreach_get(name, array)
+        kept[name] = array.reshape(-1, width)[keep]
+    k, n = int(keep.sum()), len(times)
+    points.clear()
+    points.add(k + n)
+    for name, dtype, width in KEY_ATTRIBUTES:
+        # The new keys' attributes as `keyframe_points.add` made them, then their values.
+        array = np.empty((k + n) * width, dtype=dtype).reshape(-1, width)
+        points.foreach_get(name, array.ravel())
+        array[:k] = kept[name]
+        if name == "co":
+            array[k:, 0] = times
+            array[k:, 1] = values
+        points.foreach_set(name, array.ravel())
     fcurve.update()
     return fcurve
 

@@ -119,3 +119,15 @@ def new_fcurve(
     groups = getattr(owner, "groups")  # noqa: B009 (ActionChannelbag)
     fcurve.group = groups.get(group) or groups.new(group)
     return fcurve
+
+
+def new_assigned_slot(anim: bpy.types.AnimData, obj: bpy.types.Object) -> Any:
+    """Give an ``AnimData`` whose action has no slot assigned (4.4+) a new object slot named
+    after ``obj``, assigned; returns it (``None`` before 4.4, where actions have no slots, or
+    when a slot is assigned already)."""
+    if not SLOTTED_ACTIONS or anim.action is None or assigned_slot(anim) is not None:
+        return None
+    slots = getattr(anim.action, "slots")  # noqa: B009 (4.4+)
+    slot = slots.new(id_type='OBJECT', name=obj.name)
+    setattr(anim, "action_slot", slot)  # noqa: B010 (4.4+)
+    return slot

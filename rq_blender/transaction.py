@@ -35,23 +35,8 @@ import numpy as np
 
 from . import animdata, compat, screen
 
-# Keyframe attributes read and written in bulk, with the numpy type foreach_get needs.
-KEY_ATTRIBUTES: tuple[tuple[str, Any, int], ...] = (
-    ("co", np.float32, 2),
-    ("handle_left", np.float32, 2),
-    ("handle_right", np.float32, 2),
-    ("handle_left_type", np.int32, 1),
-    ("handle_right_type", np.int32, 1),
-    ("interpolation", np.int32, 1),
-    ("easing", np.int32, 1),
-    ("back", np.float32, 1),
-    ("amplitude", np.float32, 1),
-    ("period", np.float32, 1),
-    ("type", np.int32, 1),
-    ("select_control_point", bool, 1),
-    ("select_left_handle", bool, 1),
-    ("select_right_handle", bool, 1),
-)
+# Keyframe attributes read and written in bulk (with their numpy types).
+KEY_ATTRIBUTES = animdata.KEY_ATTRIBUTES
 FCURVE_ATTRIBUTES = (
     "extrapolation",
     "color_mode",
