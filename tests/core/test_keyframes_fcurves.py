@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from rq_rotation.keyframes import fcurve_math as fm
@@ -345,7 +345,7 @@ def test_unsupported_keys_are_refused():
         Keys(np.zeros((0, 2)), np.zeros(0, dtype=int), (np.zeros((0, 2)), np.zeros((0, 2)))),
     ):
         assert not keys.supported
-        with pytest.raises(ValueError, match="FCurve.evaluate"):
+        with pytest.raises(ValueError, match=r"FCurve\.evaluate"):
             fm.evaluate(keys, [1.0])
 
 
@@ -357,11 +357,20 @@ def test_unsupported_keys_are_refused():
     st.floats(0.0, 1.0),
     st.floats(0.0, 1.0),
 )
+@example(0.0, 1.0, [0.0, 0.0, 0.0, 0.0], 1.401298464324817e-45, 0.0, 0.5)  # a denormal handle
 def test_one_bezier_segment_hypothesis(start, span, values, h1, h2, where):
     # Handles from zero length to twice the span (then shortened).
     x = _f32([start, start + 2.0 * span * h1, start + span - 2.0 * span * h2, start + span])
     t = float(_f32(x[0] + where * (x[3] - x[0])))
     if not (x[0] + 2 * EXACT_THRESHOLD < t < x[3] - 2 * EXACT_THRESHOLD):
+        return
+    # Blender solves the cubic x(s) = t by Cardano's formula in float64 from float32
+    # coefficients: a cubic term of rounding size next to a quadratic one (a nearly quadratic
+    # x(s)) cancels digits away, in Blender as here (by 1e-3 frames, found by hypothesis).
+    # The independent reference is the exact curve: compare where the solve is well posed.
+    xc, _ = _corrected(x, x)
+    c2, c3 = 3.0 * (xc[0] - 2.0 * xc[1] + xc[2]), xc[3] - xc[0] + 3.0 * (xc[1] - xc[2])
+    if 0.0 < abs(c3) < 1e-3 * abs(c2):
         return
     got = fm.evaluate_segments([t], x[None], _f32(values)[None])[0]
     tol = 64.0 * F32_EPS * (1.0 + max(abs(v) for v in values))
