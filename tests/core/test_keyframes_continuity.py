@@ -176,9 +176,11 @@ def test_a_spin_of_720_degrees_keeps_both_revolutions(mode):
     np.testing.assert_allclose(out, expected[mode], atol=1e-9)
 
 
-def test_no_samples_and_one_sample():
+def test_no_lines_no_samples_and_one_sample():
     q = rq.rq_to_quat(np.array([[[0.1, 0.2, 0.3]]]))
     for mode, size in (("RQ", 3), ("QUATERNION", 4), ("XYZ", 3), ("AXIS_ANGLE", 4)):
+        none = continuity.continuous_values(mode, np.zeros((0, 5, 4)), np.zeros((0, 3)))
+        assert none.shape == (0, 5, size)
         assert continuity.continuous_values(mode, np.zeros((2, 0, 4)), np.zeros((2, 3))).shape == (
             2,
             0,
