@@ -79,6 +79,22 @@ def test_a_source_turning_faster_than_its_channels_interpolate_is_refined_until_
     _check_dense(mode, grid, values, q)
 
 
+def test_a_source_that_jumps_is_refined_down_to_the_smallest_gap():
+    # A step of 10 radians at frame 4.3: no grid makes that step small; refinement stops
+    # where the gap around it is under 1e-3 frames, every other gap turning at most MAX_STEP.
+    times = np.array([0.0, 10.0])
+
+    def evaluate(t):
+        t = np.asarray(t, dtype=np.float64)
+        return np.stack([0.1 * t, 0.0 * t, np.where(t < 4.3, 0.0, 10.0)], axis=1)
+
+    grid, on_times, values, q = refine.refine_grid("RQ", times, evaluate)
+    np.testing.assert_array_equal(grid[on_times], times)
+    _check_dense("RQ", grid, values, q)
+    jump = np.flatnonzero(np.abs(np.diff(values[:, 2])) > 1.0)
+    assert len(jump) == 1 and np.diff(grid)[jump[0]] < 1e-3
+
+
 def test_a_grid_already_dense_is_kept_without_evaluating():
     times = np.arange(0.0, 50.0)
     values = np.stack([0.1 * times, np.sin(times / 7.0), 0.05 * times], axis=1)
@@ -138,6 +154,7 @@ def test_dense_enough_agrees_with_refine_grid_keeping_the_grid(rng):
         if number % 3 == 1:
             values[17] += 2.0
         lines.append((mode, times, values, modes.values_to_quat(mode, values)))
+    lines.insert(5, ("RQ", np.array([999.0]), np.full((1, 3), 9.0), rq.rq_to_quat([[9.0] * 3])))
     # Consecutive lines start far from where the previous ends: those gaps do not count.
     dense = refine.dense_enough(
         [m for m, *_ in lines],
