@@ -246,7 +246,8 @@ def clamp_swing_ellipse(swing: ArrayLike, a: ArrayLike, b: ArrayLike) -> NDArray
     a, b = _limits(a, b)
     px, pz = swing[..., 0], swing[..., 1]
     a, b, px, pz = np.broadcast_arrays(a, b, px, pz)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    # A tiny semi-axis overflows the ratios' squares to inf: outside, as it should be.
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         inside = np.where((a > 0) & (b > 0), (px / a) ** 2 + (pz / b) ** 2 <= 1.0, False)
     a2, b2 = a * a, b * b
     ax, bz = a * np.abs(px), b * np.abs(pz)
@@ -254,7 +255,7 @@ def clamp_swing_ellipse(swing: ArrayLike, a: ArrayLike, b: ArrayLike) -> NDArray
     hi = np.hypot(ax, bz)
     for _ in range(200):
         mid = 0.5 * (lo + hi)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             f = (ax / (mid + a2)) ** 2 + (bz / (mid + b2)) ** 2 - 1.0
         go_up = f > 0
         new_lo = np.where(go_up, mid, lo)
@@ -264,13 +265,14 @@ def clamp_swing_ellipse(swing: ArrayLike, a: ArrayLike, b: ArrayLike) -> NDArray
         lo, hi = new_lo, new_hi
     t = 0.5 * (lo + hi)
     with np.errstate(divide="ignore", invalid="ignore"):
-        qx = np.where(a > 0, a2 * px / (t + a2), 0.0)
-        qz = np.where(b > 0, b2 * pz / (t + b2), 0.0)
-    # degenerate ellipses: segments on one axis, or the origin
-    qx = np.where(b == 0, np.clip(px, -a, a), qx)
-    qz = np.where(a == 0, np.clip(pz, -b, b), qz)
-    qx = np.where((a == 0), 0.0, qx)
-    qz = np.where((b == 0), 0.0, qz)
+        qx = np.where(a2 > 0, a2 * px / (t + a2), 0.0)
+        qz = np.where(b2 > 0, b2 * pz / (t + b2), 0.0)
+    # degenerate ellipses: segments on one axis, or the origin (a semi-axis whose square
+    # underflows, under 1e-162, counts as zero: the formula above would give 0/0)
+    qx = np.where(b2 == 0, np.clip(px, -a, a), qx)
+    qz = np.where(a2 == 0, np.clip(pz, -b, b), qz)
+    qx = np.where((a2 == 0), 0.0, qx)
+    qz = np.where((b2 == 0), 0.0, qz)
     out = np.stack([np.where(inside, px, qx), np.where(inside, pz, qz)], axis=-1)
     return out
 

@@ -141,7 +141,8 @@ def _correct_bezpart(
     len2 = np.abs(x4 - x3)
     long1 = len1 > span
     long2 = len2 > span
-    with np.errstate(divide="ignore", invalid="ignore"):
+    # The factors of handles that are not too long are discarded: a denormal length overflows.
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         fac1 = np.where(long1, span / len1, _f32(1.0)).astype(np.float32)
         fac2 = np.where(long2, span / len2, _f32(1.0)).astype(np.float32)
     x2 = np.where(long1, x1 - fac1 * (x1 - x2), x2)

@@ -82,10 +82,14 @@ def fit_to_limits(
     )
     swing = values[:, :2]
     length = np.hypot(swing[:, 0], swing[:, 1])
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         unit = swing / length[:, None]
-        # The ellipse's radius along u (0 along a zero semi-axis).
-        radius = 1.0 / np.hypot(unit[:, 0] / a, unit[:, 1] / b)
+        # The ellipse's radius along u: 0 off a zero semi-axis, the other semi-axis along it
+        # (a hinge keeps the swings along its free axis).
+        radius = 1.0 / np.hypot(
+            np.where(unit[:, 0] == 0.0, 0.0, unit[:, 0] / a),
+            np.where(unit[:, 1] == 0.0, 0.0, unit[:, 1] / b),
+        )
     radius = np.nan_to_num(radius, nan=0.0)
     k_low = np.ceil((-radius - length) / two_pi)
     k_high = np.floor((radius - length) / two_pi)
