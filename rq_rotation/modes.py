@@ -66,7 +66,6 @@ __all__ = [
     "Mode",
     "Parameter",
     "flat_values",
-    "id_property_name",
     "mode_label",
     "nearest_values",
     "parameters_of",
@@ -212,15 +211,6 @@ def mode_label(mode: str) -> str:
     """The UI label of a mode; an identifier not in `MODES` (a newer Blender's) as it is."""
     known = MODES.get(mode)
     return known.label if known is not None else mode
-
-
-def id_property_name(path: str) -> str | None:
-    """The ID property a data path ends in (``'pose.bones["B"]["rq_vector"]'`` ->
-    ``'rq_vector'``), or None when it ends in anything else."""
-    if not path.endswith('"]'):
-        return None
-    start = path.rfind('["')
-    return path[start + 2 : -2] if start >= 0 else None
 
 
 def parameters_of(mode: str, flat: Sequence[float]) -> dict[str, float | list[float]]:

@@ -64,9 +64,9 @@ def test_the_table_names_and_sizes_agree_with_the_conversions(rng):
 
 
 def test_the_default_limits_restrict_nothing():
-    defaults = {p.name: value for p, value in modes.LIMITS.items()}
+    defaults = dict(modes.LIMITS)
     assert set(defaults) == {"rq_swing_limit", "rq_twist_limit"}
-    assert all(p.size == 2 and p.id_property for p in modes.LIMITS)
+    assert all(modes.PROPERTIES[n].size == 2 and modes.PROPERTIES[n].id_property for n in defaults)
     assert limits_restrict_nothing(defaults["rq_swing_limit"], defaults["rq_twist_limit"])
 
 
@@ -115,7 +115,7 @@ def test_rotation_vectors_keep_the_rotation_where_the_docstring_says_exact(mode,
 
 def test_swing_twist_values_are_the_swing_vector_after_the_twist(rng):
     values = _random_values("SWING_TWIST", rng, 200)
-    swing = rq.rq_to_quat(modes.swing_vector(values[:, :2]))
+    swing = rq.rq_to_quat(rq.swing_vector(values[:, :2]))
     twist = rq.rq_to_quat(values[:, 2:3] * [0.0, 1.0, 0.0])
     expected = rq.quat_multiply(swing, twist)
     assert _same_rotation(modes.values_to_quat("SWING_TWIST", values), expected) < 1e-12
@@ -128,23 +128,12 @@ def test_swing_twist_values_are_the_swing_vector_after_the_twist(rng):
 )
 def test_swing_of_inverts_swing_vector(numbers):
     swing = np.array(numbers).reshape(-1, 1, 2)  # any stack shape
-    v = modes.swing_vector(swing)
+    v = rq.swing_vector(swing)
     assert v.shape == swing.shape[:-1] + (3,)
     assert (v[..., 1] == 0.0).all()
-    np.testing.assert_array_equal(modes.swing_of(v), swing)
+    np.testing.assert_array_equal(rq.swing_of(v), swing)
     full = np.concatenate([v[..., :1], np.ones(v.shape[:-1] + (1,)), v[..., 2:]], axis=-1)
-    np.testing.assert_array_equal(modes.swing_vector(modes.swing_of(full)), v)  # Y dropped
-
-
-def test_id_property_name_parses_the_paths_the_table_builds():
-    for mode in modes.MODES.values():
-        for p in (*mode.parameters, *modes.LIMITS):
-            path = f'pose.bones["Upper.L"]{p.path}'
-            assert modes.id_property_name(path) == (p.name if p.id_property else None)
-            assert modes.id_property_name(p.path) == (p.name if p.id_property else None)
-    assert modes.id_property_name('pose.bones["a[\\"b\\"]"]["rq_twist"]') == "rq_twist"
-    assert modes.id_property_name("location") is None
-    assert modes.id_property_name('"]') is None
+    np.testing.assert_array_equal(rq.swing_vector(rq.swing_of(full)), v)  # Y dropped
 
 
 def test_bad_modes_are_named():
