@@ -64,6 +64,11 @@ Kind = Literal["catmull_rom", "hermite", "bezier", "bspline"]
 KINDS: tuple[Kind, ...] = ("catmull_rom", "hermite", "bezier", "bspline")
 
 
+#: The most pieces one segment is split into (`rq_spline`): a segment that would need more
+#: has unbounded tangents, and is refused with a ValueError instead of exhausting memory.
+MAX_PIECES = 10_000
+
+
 def _blossom(
     p: NDArray[np.float64], a: ArrayLike, b: ArrayLike, c: ArrayLike
 ) -> NDArray[np.float64]:
@@ -336,6 +341,14 @@ def rq_spline(
     segs = bezier_control_points(times, keys, kind, tangents, angular_velocities, frame)
     # Hidden keys: segment s splits into m[s] pieces at equal parameter steps.
     extent = np.linalg.norm(segs[:, :, None] - segs[:, None, :], axis=-1).max(axis=(1, 2))
+    if not np.all(extent <= MAX_PIECES * max_extent):
+        worst = int(np.argmax(np.where(np.isfinite(extent), extent, np.inf)))
+        raise ValueError(
+            f"segment {worst} spans {extent[worst]:.3g} radians in RQ space, more than "
+            f"{MAX_PIECES} pieces of max_extent: its tangents are unbounded (a 'hermite' "
+            "angular velocity across the axis at a key on a 2 pi shell, where the RQ rate is "
+            "infinite); move that key off the shell (reparameterize) or use another kind"
+        )
     m = np.maximum(1, np.ceil(extent / max_extent - 1e-12)).astype(np.intp)
     seg_idx = np.repeat(np.arange(len(segs)), m)
     first = np.cumsum(m) - m  # index of each segment's first piece

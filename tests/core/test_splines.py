@@ -216,3 +216,18 @@ def test_shell_hidden_key_where_the_axis_turns_next_to_a_shell(turn, flagged):
     # far from every shell the same turn is not reported
     far = rq.rq_spline([0.0, 1.0], keys * (3.0 / r), "catmull_rom")
     assert all(e["reason"] != "shell" for e in far.hidden_keys)
+
+
+def test_hermite_tangent_unbounded_on_a_shell_is_refused_with_a_clear_error():
+    """A key exactly on the 2 pi shell with an angular velocity across its axis has an
+    infinite RQ rate: the segment would need some 1e10 hidden pieces. It is refused by name,
+    not by exhausting memory; the same key with the velocity along its axis is fine."""
+    times = [0.0, 10.0, 20.0]
+    keys = np.array([[0.0, 0.0, 1.0], [0.0, 0.0, TWO_PI], [0.0, 0.0, 8.0]])
+    across = np.array([[0.0, 0.0, 0.1], [0.3, 0.0, 0.1], [0.0, 0.0, 0.1]])
+    with pytest.raises(ValueError, match=r"segment \d spans .* 2 pi shell"):
+        rq.rq_spline(times, keys, "hermite", angular_velocities=across)
+    along = np.array([[0.0, 0.0, 0.1], [0.0, 0.0, 0.1], [0.0, 0.0, 0.1]])
+    spline = rq.rq_spline(times, keys, "hermite", angular_velocities=along)
+    # Through the keys' rotations (the key on the shell may be written in another chart).
+    assert rq.quat_angle_between(spline.evaluate_quat(times), rq.rq_to_quat(keys)).max() < 1e-9
