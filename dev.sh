@@ -12,7 +12,8 @@
 #                              gui               a real Blender 5.2 window under Xvfb
 #                              demo              the demo, end to end
 #                              static            ruff, ruff format, mypy against 3 API stubs
-#                            e.g. `bash dev.sh test blender 4.5 -k set_mode`
+#                            e.g. `bash dev.sh test blender 4.5 -k set_mode`, or a file
+#                            or node id: `bash dev.sh test blender tests/blender/test_bake.py`
 #   bash dev.sh sweep        the Blender suite on every minor release with a wheel on PyPI;
 #                            writes the README's "Tested with" table
 #   bash dev.sh setup [VENV...] only set up the environments (all those the tests use)
@@ -136,6 +137,11 @@ run_tests() {
       layer="blender"; paths=(tests/blender); shift
       if [[ "${1:-}" =~ ^[0-9]+\.[0-9]+$ ]]; then versions=("$1"); shift; fi ;;
   esac
+  # Paths or node ids among the arguments (tests/...) replace the layer's own folder.
+  local argument
+  for argument in "$@"; do
+    if [[ "$argument" == tests/* ]]; then paths=(); break; fi
+  done
   if [ "$layer" = all ]; then
     for name in core blender gui demo static; do
       read -r -a more <<<"$(layer_venvs "$name" "${versions[@]}" | tr '\n' ' ')"
