@@ -75,28 +75,35 @@ def search_in_view(gui, text: str, across: int) -> None:
 
 def drag_edge(gui, area: str, start: tuple[int, int], end: tuple[int, int]) -> None:
     """Drag an area edge with the left mouse button, in steps as a hand would, until the
-    area's box changes (Blender may be slow to see the first events)."""
+    area's box changes. A window that has just opened may miss the first drag (the
+    chain fixture can be the first thing a `-k` run does): the drag is tried up to 3 times."""
     (x0, y0), (x1, y1) = start, end
     steps = [f"{x0 + (x1 - x0) * i // 4} {y0 + (y1 - y0) * i // 4}" for i in range(1, 5)]
     moves = [arg for step in steps for arg in ("mousemove", *step.split(), "sleep", "0.2")]
     before = gui.run("result = gui_scenes.area_boxes()")[area]
-    gui.xdotool(
-        "mousemove",
-        str(x0),
-        str(y0),
-        "sleep",
-        "0.5",
-        "mousedown",
-        "1",
-        "sleep",
-        "0.3",
-        *moves,
-        "sleep",
-        "0.3",
-        "mouseup",
-        "1",
-    )
-    wait_for_change(gui, f"gui_scenes.area_boxes()[{area!r}]", before)
+    for attempt in range(3):
+        gui.xdotool(
+            "mousemove",
+            str(x0),
+            str(y0),
+            "sleep",
+            "0.5",
+            "mousedown",
+            "1",
+            "sleep",
+            "0.3",
+            *moves,
+            "sleep",
+            "0.3",
+            "mouseup",
+            "1",
+        )
+        try:
+            wait_for_change(gui, f"gui_scenes.area_boxes()[{area!r}]", before, timeout=10.0)
+            return
+        except AssertionError:
+            if attempt == 2:
+                raise
 
 
 @pytest.fixture(scope="module")
