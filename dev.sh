@@ -17,7 +17,8 @@
 #   bash dev.sh sweep        the Blender suite on every minor release with a wheel on PyPI;
 #                            writes the README's "Tested with" table
 #   bash dev.sh setup [VENV...] only set up the environments (all those the tests use)
-#   bash dev.sh bench        run the benchmarks and write the table into README.md
+#   bash dev.sh bench [NAME...] run the benchmarks (or only those named, the others' rows
+#                            from their last run here) and write the table into README.md
 #   bash dev.sh zip          build the extension zip into dist/ with Blender's own tool
 #
 # Pythons: the Blender 4.x/5.0 wheels need CPython 3.11, 5.1+ need CPython 3.13. dev.sh finds

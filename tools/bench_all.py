@@ -7,6 +7,10 @@ Blender benchmarks in the two LTS releases users run, 4.5 and 5.2) and
 exposes ``readme_rows()``: a list of ``{measurement, ours, peer, ratio, target}`` strings,
 every ratio measured against its peer in the same run. The table replaces the text between
 the ``<!-- benchmarks:begin -->`` and ``<!-- benchmarks:end -->`` markers in the README.
+
+``bash dev.sh bench MODULE...`` runs only the named benchmarks and takes every other one's
+rows from its last run on this checkout (``build/bench/``), so a long table can be measured
+piece by piece, each piece on an idle machine; without names every benchmark runs.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ VENVS = pathlib.Path(os.environ.get("RQ_VENVS", REPO / ".venvs"))
 README = REPO / "README.md"
 BEGIN, END = "<!-- benchmarks:begin -->", "<!-- benchmarks:end -->"
 MARK = "README_ROWS "
+CACHE = REPO / "build" / "bench"
 
 # (benchmark module, the environments in .venvs/ it runs in)
 BENCHMARKS = (
@@ -51,7 +56,8 @@ print({MARK!r} + json.dumps([where, module.readme_rows()]))
 
 
 def run(module: str, environment: str) -> tuple[str, list[dict[str, str]]]:
-    """Run ``module.readme_rows()`` in ``.venvs/<environment>``: (where, rows)."""
+    """Run ``module.readme_rows()`` in ``.venvs/<environment>``: (where, rows), also kept in
+    ``build/bench/`` for `cached`."""
     python = VENVS / environment / "bin" / "python"
     print(f"[bench] {module} in {environment} ...", flush=True)
     result = subprocess.run(
@@ -61,6 +67,18 @@ def run(module: str, environment: str) -> tuple[str, list[dict[str, str]]]:
     if result.returncode != 0 or not lines:
         raise RuntimeError(f"{module} failed in {environment}:\n{result.stdout}\n{result.stderr}")
     where, rows = json.loads(lines[-1][len(MARK) :])
+    CACHE.mkdir(parents=True, exist_ok=True)
+    (CACHE / f"{module}-{environment}.json").write_text(json.dumps([where, rows]))
+    return where, rows
+
+
+def cached(module: str, environment: str) -> tuple[str, list[dict[str, str]]]:
+    """The rows of the last `run` of ``module`` in ``environment`` on this checkout."""
+    path = CACHE / f"{module}-{environment}.json"
+    if not path.is_file():
+        raise RuntimeError(f"{module} in {environment} has not run here yet: name it to run it")
+    print(f"[bench] {module} in {environment}: rows of the last run ({path})", flush=True)
+    where, rows = json.loads(path.read_text())
     return where, rows
 
 
@@ -92,9 +110,17 @@ def table(results: list[tuple[str, list[dict[str, str]]]]) -> str:
     return "\n".join(lines)
 
 
-def main() -> int:
+def main(names: list[str]) -> int:
+    unknown = set(names) - {module for module, _ in BENCHMARKS}
+    if unknown:
+        print(
+            f"no benchmark named {sorted(unknown)}; the benchmarks: "
+            f"{[module for module, _ in BENCHMARKS]}",
+            file=sys.stderr,
+        )
+        return 2
     results = [
-        run(module, environment)
+        run(module, environment) if not names or module in names else cached(module, environment)
         for module, environments in BENCHMARKS
         for environment in environments
     ]
@@ -111,4 +137,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
