@@ -8,6 +8,7 @@ from . import (
     bone_values,
     compare,
     continuity_filter,
+    ik_grab,
     ik_reach,
     pose_tools,
     posing,
@@ -28,5 +29,6 @@ register, unregister = register_modules_factory(
         bone_values,
         pose_tools,
         ik_reach,
+        ik_grab,
     )
 )
