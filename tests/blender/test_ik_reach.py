@@ -15,6 +15,7 @@ import bpy
 import numpy as np
 import pytest
 import rigs
+from mathutils import Euler
 from rigs_operators import addon_module
 from whole_state import differences, whole_state
 
@@ -165,6 +166,9 @@ def test_limits_hold_and_the_report_names_them_when_out_of_reach(addon, capsys):
 def test_native_locks_and_driven_bones_are_held(addon):
     obj = rigs.armature(("Root", "Euler", "Quat", "Driven", "Tip"))
     bones = obj.pose.bones
+    # An RQ bone one of whose parameters something else drives is held too.
+    addon_module("rq_blender.bone_modes").enter_mode(bones["Root"], "RQ", (0.1, 0.0, 0.0))
+    bones["Root"].driver_add('["rq_vector"]', 1).driver.expression = "0.2"
     bones["Euler"].rotation_mode = 'ZXY'
     bones["Euler"].rotation_euler = (0.1, 0.2, 0.3)
     bones["Euler"].lock_rotation = (True, False, True)
@@ -180,7 +184,17 @@ def test_native_locks_and_driven_bones_are_held(addon):
     quat_y = bones["Quat"].rotation_quaternion.to_euler('XYZ').y
     euler_x, euler_z = bones["Euler"].rotation_euler.x, bones["Euler"].rotation_euler.z
     driven = tuple(bones["Driven"].rotation_euler)
-    target = tail(obj, "Tip") + np.array([0.8, -0.5, 0.6])
+    root = list(bones["Root"]["rq_vector"])
+    assert root == pytest.approx([0.1, 0.2, 0.0])
+    # A target the free axes reach: the pose turned on them only, then put back.
+    quat, tip = bones["Quat"].rotation_quaternion.copy(), bones["Tip"].rotation_quaternion.copy()
+    bones["Euler"].rotation_euler.y = 0.6
+    bones["Quat"].rotation_quaternion = Euler((0.4, quat_y, -0.3)).to_quaternion()
+    bones["Tip"].rotation_quaternion = (0.9, 0.3, -0.2, 0.2)
+    target = tail(obj, "Tip")
+    bones["Euler"].rotation_euler.y = 0.2
+    bones["Quat"].rotation_quaternion, bones["Tip"].rotation_quaternion = quat, tip
+    assert np.linalg.norm(tail(obj, "Tip") - target) > 0.3
     assert bpy.ops.pose.rq_ik_reach(target=tuple(target)) == {'FINISHED'}
     evaluate(obj)
     euler = bones["Euler"].rotation_euler
@@ -188,8 +202,9 @@ def test_native_locks_and_driven_bones_are_held(addon):
     assert euler.y != pytest.approx(0.2)
     assert bones["Quat"].rotation_quaternion.to_euler('XYZ').y == pytest.approx(quat_y, abs=1e-6)
     assert tuple(bones["Driven"].rotation_euler) == driven
+    assert list(bones["Root"]["rq_vector"]) == root
     assert [b.rotation_mode for b in bones] == [
-        'QUATERNION',
+        'AXIS_ANGLE',
         'ZXY',
         'QUATERNION',
         'XYZ',
