@@ -53,7 +53,7 @@ def grabbed_bones(context: bpy.types.Context) -> list[bpy.types.PoseBone] | None
     if not selected:
         return None
     chosen = set((b.id_data.name, b.name) for b in selected)
-    grabbed = []
+    grabbed: list[bpy.types.PoseBone] = []
     for pose_bone in selected:
         obj = cast(bpy.types.Object, pose_bone.id_data)
         if obj.pose is None or not obj.pose.use_auto_ik:
@@ -61,7 +61,7 @@ def grabbed_bones(context: bpy.types.Context) -> list[bpy.types.PoseBone] | None
         connected_child = any(c.bone.use_connect for c in pose_bone.children)
         if pose_bone.parent is None or not (pose_bone.bone.use_connect or connected_child):
             return None
-        ancestor = pose_bone.parent
+        ancestor: bpy.types.PoseBone | None = pose_bone.parent
         while ancestor is not None and (obj.name, ancestor.name) not in chosen:
             ancestor = ancestor.parent
         if ancestor is None:
@@ -155,15 +155,18 @@ class POSE_OT_rq_ik_grab(bpy.types.Operator):
 
     def _target(self, context: bpy.types.Context, tail: Vector) -> Vector:
         """``tail`` moved by the mouse's travel on the view plane through it."""
-        region, view = context.region, context.region_data
-        now = view3d_utils.region_2d_to_location_3d(region, view, self.mouse, tail)
-        then = view3d_utils.region_2d_to_location_3d(region, view, self.start_mouse, tail)
+        # (Both exist: invoke refuses a context without them; the stubs want sequences.)
+        region, view = cast(Any, context.region), cast(Any, context.region_data)
+        now = view3d_utils.region_2d_to_location_3d(region, view, cast(Any, self.mouse), tail)
+        then = view3d_utils.region_2d_to_location_3d(
+            region, view, cast(Any, self.start_mouse), tail
+        )
         return tail + (now - then)
 
     def _update(self, context: bpy.types.Context) -> None:
         for grab in self.grabs:
             grab.target = self._target(context, grab.tail)
-            grab.result = ik_chain.solve(grab.chain, tuple(grab.target))
+            grab.result = ik_chain.solve(grab.chain, tuple(cast(Any, grab.target)))
             ik_chain.write_result(grab.chain, grab.result, near=grab.last)
             grab.chain = ik_chain.advanced(grab.chain, grab.result)
             grab.last = ik_chain.current_values(grab.last)

@@ -65,7 +65,7 @@ class POSE_OT_rq_ik_reach(bpy.types.Operator):
         if self.properties.is_property_set("target"):
             target = tuple(float(x) for x in self.target)
         else:
-            target = tuple(float(x) for x in context.scene.cursor.location)
+            target = tuple(float(x) for x in cast(Any, context.scene.cursor.location))
         if not all(math.isfinite(x) and abs(x) < FLOAT32_MAX for x in target):
             return transaction.report_failure(
                 self, ValueError(f"the target {target} is not a finite point")

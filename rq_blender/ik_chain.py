@@ -145,7 +145,9 @@ def _joint_of(
         bone = ChainBone(pose_bone.name, mode, "swing_twist", start, False)
         return bone, Joint("swing_twist", start, offset, swing_limit=swing, twist_limit=twist)
     start = _native_values(pose_bone, mode)
-    locks = cast(tuple[bool, bool, bool], tuple(bool(x) for x in pose_bone.lock_rotation))
+    locks = cast(
+        tuple[bool, bool, bool], tuple(bool(x) for x in cast(Any, pose_bone.lock_rotation))
+    )
     bone = ChainBone(pose_bone.name, mode, "", start, False)
     if mode in EULER_ORDERS:
         bone.kind = "euler"
@@ -165,7 +167,7 @@ def _translation(location: Any) -> NDArray[np.float64]:
 
 
 def _scale(pose_bone: bpy.types.PoseBone) -> NDArray[np.float64]:
-    return np.diag([*(float(s) for s in pose_bone.scale), 1.0])
+    return np.diag([*(float(s) for s in cast(Any, pose_bone.scale)), 1.0])
 
 
 def read_chain(pose_bones: Sequence[bpy.types.PoseBone]) -> Chain:
