@@ -387,7 +387,9 @@ class _Chain:
         drf = np.einsum("jfmkl,jfmc->jfckl", drf, self.sel)  # dR_f/dp_c
         # d(R2 R1 R0)/dp_c = dR2 R1 R0 + R2 dR1 R0 + R2 R1 dR0
         r2 = rf[:, 2, None]
-        drot = drf[:, 2] @ r10[:, None] + r2 @ (drf[:, 1] @ rf[:, 0, None] + rf[:, 1, None] @ drf[:, 0])
+        drot = drf[:, 2] @ r10[:, None] + r2 @ (
+            drf[:, 1] @ rf[:, 0, None] + rf[:, 1, None] @ drf[:, 0]
+        )
         # backward: the end effector (x) and the last frame (B) in each joint's rotated frame
         x = np.empty((n, 3))
         below = np.empty((n, 3, 3))
@@ -502,7 +504,10 @@ def _pushing(chain, p, step, held_box, held_ellipse):
 
 
 def _constrained_step(chain, state, solve):
-    """``solve(Z)`` (a step in the basis) with the active set grown until no limit is crossed."""
+    """``solve(Z)`` (a step in the basis) with the active set grown until no limit is crossed.
+
+    Returns ``(step (3n,), Z, held_box (3n,) bool, held_ellipse list)``.
+    """
     held_box = np.zeros(3 * chain.n, dtype=bool)
     held_ellipse: list[int] = []
     for _ in range(4):
@@ -512,7 +517,38 @@ def _constrained_step(chain, state, solve):
         if np.array_equal(box, held_box) and ellipse == held_ellipse:
             break
         held_box, held_ellipse = box, ellipse
-    return step, z
+    return step, z, held_box, held_ellipse
+
+
+def _advance(chain, p, step, held_box, held_ellipse):
+    """``p + alpha step`` (n, 3), ``alpha <= 1`` stopping at the first limit not held.
+
+    The step runs along the held limits (their tangents); its end is projected back onto
+    them. A limit the step would cross from inside stops it there, so the next step finds
+    that limit on its boundary and holds it (an active-set method).
+    """
+    flat = p.ravel()
+    alpha = 1.0
+    lower, upper = chain.lower.ravel(), chain.upper.ravel()
+    free = ~held_box & (step != 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        room = np.where(step > 0, upper - flat, lower - flat) / step
+    room = room[free & np.isfinite(room)]
+    if room.size:
+        alpha = min(alpha, float(room.min()))
+    for i in chain.has_ellipse:
+        if i in held_ellipse:
+            continue
+        a, b = chain.ellipse[i]
+        x, z = flat[3 * i] / a, flat[3 * i + 1] / b
+        dx, dz = step[3 * i] / a, step[3 * i + 1] / b
+        qa = dx * dx + dz * dz
+        if qa == 0.0 or (x + dx) ** 2 + (z + dz) ** 2 <= 1.0:
+            continue
+        qb = x * dx + z * dz
+        qc = x * x + z * z - 1.0  # <= 0 inside
+        alpha = min(alpha, (-qb + math.sqrt(max(qb * qb - qa * qc, 0.0))) / qa)
+    return chain.project((flat + max(alpha, 0.0) * step).reshape(-1, 3))
 
 
 def _svd_parts(a1):
@@ -529,7 +565,7 @@ def solve_chain(
     *,
     target_rotation: ArrayLike | None = None,
     orientation_weight: float = 1.0,
-    max_iterations: int = 100,
+    max_iterations: int = 200,
     callback: Callable[[int, NDArray[np.float64]], None] | None = None,
 ) -> IKResult:
     """Turn the joints of a chain so that the end effector reaches ``target``.
@@ -567,26 +603,24 @@ def solve_chain(
 
     Examples
     --------
-    Two unit bones along Y, a shoulder with a swing ellipse and an RQ elbow, reaching a point
-    in front:
+    Two unit bones along Y, swing/twist joints without twist: a shoulder with a swing ellipse
+    of 1 radian about X and 1.5 about Z, and an elbow bent 0.3 radians about X. The hand
+    reaches a point in front; the elbow bends, the shoulder barely moves:
 
     >>> import numpy as np
     >>> from rq_rotation import Joint, solve_chain
     >>> up = np.eye(4)
-    >>> up[1, 3] = 1.0  # the child's head at the parent's tail
+    >>> up[1, 3] = 1.0  # the elbow at the upper arm's tail
     >>> chain = [
     ...     Joint("swing_twist", (0.0, 0.0, 0.0), swing_limit=(1.0, 1.5), twist_limit=(0, 0)),
-    ...     Joint("rq", (0.3, 0.0, 0.0), offset=up),
+    ...     Joint("swing_twist", (0.3, 0.0, 0.0), offset=up, twist_limit=(0, 0)),
     ... ]
     >>> result = solve_chain(chain, (0.0, 1.0, 0.0), (0.0, 1.2, 1.0))
-    >>> bool(result.distance < 1e-9), result.active
-    (True, ((), ()))
-    >>> result.params.round(4)  # the elbow bends, the shoulder barely moves
-    array([[0.0202, 0.    , 0.    ],
-           [1.349 , 0.    , 0.    ]])
+    >>> bool(result.distance < 1e-9), result.active, result.params[:, 0].round(4)
+    (True, ((), ()), array([0.0202, 1.349 ]))
 
-    Out of reach, the shoulder stops on its ellipse (1 radian about X) and the elbow points
-    the hand at the target:
+    Out of reach, the shoulder stops on its ellipse and the elbow points the hand at the
+    target; the distance left is reported:
 
     >>> result = solve_chain(chain, (0.0, 1.0, 0.0), (0.0, 0.0, 3.0))
     >>> round(result.distance, 4), result.active, result.params[:, 0].round(4)
@@ -622,10 +656,7 @@ def solve_chain(
     if callback is not None:
         callback(0, _output(chain, p, start))
 
-    iterations = 0
-    state, iterations = _reach(chain, state, 0, max_iterations, callback, start)
-    state, iterations = _closest(chain, state, iterations, max_iterations, callback, start)
-    state, iterations = _reach(chain, state, iterations, max_iterations + 5, callback, start)
+    state, iterations = _solve(chain, state, max_iterations, callback, start)
 
     rot_err = None
     if rot_target is not None:
@@ -671,56 +702,14 @@ def _accept(chain, state, callback, iteration, start):
     return state, jumped
 
 
-def _reach(chain, state, iterations, max_iterations, callback, start):
-    """Phase 1: the end effector as close to the target as the limits allow.
-
-    Levenberg-Marquardt on ``|r1|^2 / 2``, with Fletcher and Xu's hybrid Hessian model: the
-    Gauss-Newton ``J1^T J1`` (exact from the analytic Jacobian) while the residual falls fast,
-    a BFGS update of the model from the gradient's changes while it falls slowly (a target
-    out of reach, where the residual's curvature matters).
-    """
-    mu = 1e-2
-    model = state.j1.T @ state.j1
-    crawling = 0
-    while iterations < max_iterations and state.e1 > REACH_TOLERANCE:
-        gradient = state.j1.T @ state.r1
-
-        def solve(z, model=model, gradient=gradient, mu=mu):
-            hz = z.T @ model @ z + mu * mu * np.eye(z.shape[1])
-            return -_solve_positive(hz, z.T @ gradient, mu * mu)
-
-        step, _ = _constrained_step(chain, state, solve)
-        length = float(np.sqrt(step @ step))
-        if length < STEP_TOLERANCE:
-            break
-        if length > MAX_STEP:
-            step *= MAX_STEP / length
-        trial = chain.evaluate(chain.project(state.p + step.reshape(-1, 3)), jacobians=True)
-        iterations += 1
-        if trial.e1 < state.e1:
-            gain = state.e1 - trial.e1
-            if trial.e1 > 0.5 * state.e1:
-                s = (trial.p - state.p).ravel()
-                model = _bfgs(model, s, trial.j1.T @ trial.r1 - gradient)
-            else:
-                model = trial.j1.T @ trial.j1
-            state, jumped = _accept(chain, trial, callback, iterations, start)
-            if jumped:
-                model = state.j1.T @ state.j1
-            mu = max(mu / 4.0, 1e-9)
-            # a flat valley of closest poses (out of reach): Phase 2 moves along it
-            crawling = crawling + 1 if gain <= 1e-7 * state.e1 else 0
-            if crawling >= 2:
-                break
-        else:
-            mu *= 8.0
-            if mu > 1e8:
-                break
-    return state, iterations
+def _bounded(step, bound):
+    """``step`` scaled down to length ``bound`` if longer."""
+    length = float(np.sqrt(step @ step))
+    return step * (bound / length) if length > bound else step
 
 
 def _bfgs(model, s, y):
-    """BFGS update of a Hessian model with Powell's damping (stays positive definite)."""
+    """BFGS update of a Hessian model with Powell's damping (it stays positive definite)."""
     bs = model @ s
     sbs = s @ bs
     if sbs <= 0.0:
@@ -758,52 +747,120 @@ def _secant(curvature, s, change, jacobian):
     return curvature + (rs + rs.T) / ss - (r @ s) * np.outer(s, s) / (ss * ss)
 
 
-def _closest(chain, state, iterations, max_iterations, callback, start):
-    """Phase 2: the angles minimized along the reaching set (SQP, restored after each step).
+def _solve(chain, state, max_iterations, callback, start):
+    """Sequential quadratic programming on "reach, then the angles" (see the module's text).
 
-    The Hessian of the Lagrangian is modelled as ``J2^T J2 + S``: the Gauss-Newton term of the
-    angles, exact from the analytic Jacobians, plus ``S`` for the curvature of the reaching
-    set and of the angles, updated from the change of the Lagrangian's gradient (a structured
-    Powell-symmetric-Broyden update; the step stays a descent step where the model is not
-    positive definite on the null space).
+    Every step has a (Levenberg-Marquardt damped) Gauss-Newton part for the reach, minimum-norm,
+    and a part in the reach Jacobian's null space that minimizes a quadratic model of the
+    angles: ``J2^T J2`` (exact from the analytic Jacobians) plus ``S``, the curvature of the
+    reaching set and of the angles, from a structured Powell-symmetric-Broyden secant update
+    of the Lagrangian's gradient. While the end effector approaches the target a step counts
+    when the reach improves. Once it reaches (or, out of reach, stops improving), a step counts
+    when the angles decrease and the reach stays within its tolerance (plus the order of the
+    step squared, which the next step's Gauss-Newton part takes back); the end of a step is
+    first pulled back to the reaching set by chord Gauss-Newton steps. The step is halved
+    until it counts.
     """
-    cap = state.e1 * (1.0 + 1e-9) + REACH_TOLERANCE
     size = 3 * chain.n
     curvature = np.zeros((size, size))
+    mu = 1e-2
+    slow = False  # the reach falls slowly: out of reach, a large residual
+    slowly = 0
+    model = np.zeros((size, size))  # then a BFGS model of the reach's Hessian
+    reaching = state.e1 > REACH_TOLERANCE
+    cap, anchor = _settled(state)
+    crawling = 0
+    iterations = 0
     while iterations < max_iterations:
-        parts = {}
         hessian = state.j2.T @ state.j2 + curvature
         gradient = state.j2.T @ state.delta.ravel()
+        damping = mu * mu if reaching else 0.0
+        parts = {}
 
-        def solve(z, state=state, parts=parts, hessian=hessian, gradient=gradient):
+        def solve(
+            z,
+            state=state,
+            parts=parts,
+            hessian=hessian,
+            gradient=gradient,
+            damping=damping,
+            reaching=reaching,
+            slow=slow,
+            model=model,
+        ):
             u, s, vt, rank = _svd_parts(state.j1 @ z)
-            # the chord: the pseudo-inverse of the reach Jacobian, in parameters
-            pinv = (vt[:rank].T / s[:rank]) @ u[:, :rank].T
-            parts["pinv"] = z @ pinv
-            y = -pinv @ state.r1
+            ur, sr, vr = u[:, :rank], s[:rank], vt[:rank].T
+            parts["pinv"] = z @ (vr / sr) @ ur.T  # the chord: the reach's pseudo-inverse
+            if reaching and slow:
+                # the BFGS model's step, kept out of the directions that do not move the end
+                # effector at all (a twist about a bone pointing at a target out of reach),
+                # where the model knows nothing and the angles decide later
+                hz = z.T @ model @ z + damping * np.eye(z.shape[1])
+                y = -_solve_positive(hz, z.T @ (state.j1.T @ state.r1), damping)
+                return vr @ (vr.T @ y)
+            else:
+                y = -(vr * (sr / (sr * sr + damping))) @ (ur.T @ state.r1)
             null = vt[rank:].T
             if not null.shape[1]:
                 return y
             hz = z.T @ hessian @ z
-            reduced = null.T @ hz @ null
+            reduced = null.T @ hz @ null + damping * np.eye(null.shape[1])
             g = null.T @ (z.T @ gradient + hz @ y)
             a2 = state.j2 @ z @ null
             floor = 0.1 * np.linalg.eigvalsh(a2.T @ a2)[0]
-            return y - null @ _solve_positive(reduced, g, floor)
+            tangent = -null @ _solve_positive(reduced, g, floor)
+            if reaching:
+                # the reach's part within the step bound, the angles' part shorter than the
+                # square root of the reach's residual: it moves the end effector at second
+                # order, which must not undo the reach's progress
+                y = _bounded(y, MAX_STEP)
+                tangent = _bounded(tangent, min(MAX_STEP, math.sqrt(state.e1)))
+            return y + tangent
 
-        step, _ = _constrained_step(chain, state, solve)
+        step, _, held_box, held_ellipse = _constrained_step(chain, state, solve)
         length = float(np.sqrt(step @ step))
-        if length < STEP_TOLERANCE:
-            break
-        if length > MAX_STEP:
-            step *= MAX_STEP / length
+        if length < (1e-14 if reaching else STEP_TOLERANCE):
+            if not reaching:
+                break
+            reaching, cap, anchor = False, *_settled(state)
+            continue
+        step = _bounded(step, (2.0 if reaching else 1.0) * MAX_STEP)
         iterations += 1
+        if reaching:
+            trial = chain.evaluate(_advance(chain, state.p, step, held_box, held_ellipse), True)
+            # the gain against the linear model's: a step that gains less than a tenth of it
+            # is refused, the damping follows the ratio (a trust region's rule)
+            predicted = state.e1**2 - float(np.sum((state.r1 + state.j1 @ step) ** 2))
+            ratio = (state.e1**2 - trial.e1**2) / predicted if predicted > 0 else -1.0
+            gain = state.e1 - trial.e1
+            if gain > 0.0 and (ratio > 0.1 or slow):
+                # Fletcher and Xu's hybrid: Gauss-Newton while the reach falls fast, else BFGS
+                if trial.e1 > 0.5 * state.e1:
+                    if not slow:
+                        model = state.j1.T @ state.j1
+                    g_old, g_new = state.j1.T @ state.r1, trial.j1.T @ trial.r1
+                    model = _bfgs(model, (trial.p - state.p).ravel(), g_new - g_old)
+                    slowly += 1
+                    slow = slowly >= 2
+                else:
+                    slow, slowly = False, 0
+                state, jumped = _accept(chain, trial, callback, iterations, start)
+                slow = slow and not jumped
+                mu = max(mu / 4.0, 1e-9) if ratio > 0.5 else mu * (1.0 if ratio > 0.25 else 4.0)
+                # out of reach, along a flat valley of closest poses: on to the angles
+                crawling = crawling + 1 if gain <= 1e-12 * state.e1 else 0
+                if state.e1 <= REACH_TOLERANCE or crawling >= 2:
+                    reaching, cap, anchor = False, *_settled(state)
+            else:
+                mu *= 8.0
+                if mu > 1e8:
+                    reaching, cap, anchor = False, *_settled(state)
+            continue
         trial = None
         for _ in range(10):
-            # off the reaching set by at most the order of the step squared: the next step's
-            # Gauss-Newton part takes it back, and the steps shrink to nothing at the solution
             slack = cap + RESTORE_SLACK * float(step @ step)
-            trial = _restore(chain, state.p + step.reshape(-1, 3), parts["pinv"], slack)
+            p = _advance(chain, state.p, step, held_box, held_ellipse)
+            trial = _restore(chain, p, parts["pinv"], anchor, slack)
             if trial is not None and trial.e2 < state.e2:
                 break
             trial = None
@@ -823,22 +880,52 @@ def _closest(chain, state, iterations, max_iterations, callback, start):
         state, jumped = _accept(chain, state, callback, iterations, start)
         if jumped:
             curvature[:] = 0.0
-        if gain <= 1e-14 * state.e2 + 1e-300 or np.linalg.norm(step) < STEP_TOLERANCE:
+        if gain <= 1e-14 * state.e2 + 1e-300:
             break
+    return _polish(chain, state, cap, iterations, callback, start)
+
+
+def _settled(state):
+    """The reach kept while the angles are minimized: ``(cap on |r1|, r1 to restore to)``.
+
+    Reached: ``r1 = 0``. Out of reach: the closest approach's residual, within ``1e-9`` of it.
+    """
+    if state.e1 <= REACH_TOLERANCE:
+        return REACH_TOLERANCE, 0.0
+    return state.e1 * (1.0 + 1e-9) + REACH_TOLERANCE, state.r1.copy()
+
+
+def _polish(chain, state, cap, iterations, callback, start):
+    """A few minimum-norm Gauss-Newton steps on the reach alone, down to ``cap``."""
+    for _ in range(5):
+        if state.e1 <= cap:
+            break
+        step, _, held_box, held_ellipse = _constrained_step(
+            chain,
+            state,
+            lambda z, state=state: -np.linalg.pinv(state.j1 @ z, rcond=1e-10) @ state.r1,
+        )
+        trial = chain.evaluate(_advance(chain, state.p, step, held_box, held_ellipse), True)
+        if trial.e1 >= state.e1:
+            break
+        iterations += 1
+        state = _accept(chain, trial, callback, iterations, start)[0]
     return state, iterations
 
 
-def _restore(chain, p, pinv, cap):
-    """Chord Gauss-Newton steps on the reach from ``p`` until within ``cap`` (else None).
+def _restore(chain, p, pinv, r1, cap):
+    """Chord Gauss-Newton steps from ``p`` back to the reach residual ``r1`` (see `_settled`),
+    until ``|r1|`` is within ``cap`` (else None).
 
-    ``pinv`` (3n, rows of r1): the pseudo-inverse of the reach Jacobian at the last iterate.
+    ``pinv`` (3n, rows of r1): the pseudo-inverse of the reach Jacobian at the last iterate,
+    whose residual was ``r1``: zero when the target is reached, the closest approach when it
+    is out of reach (aiming at zero there would leave the set of closest poses).
     """
-    p = chain.project(p)
     trial = chain.evaluate(p, jacobians=True)  # the next iterate's, when no restoring is needed
     for _ in range(6):
         if trial.e1 <= cap:
             return trial
-        p = chain.project(p - (pinv @ trial.r1).reshape(-1, 3))
+        p = chain.project(p - (pinv @ (trial.r1 - r1)).reshape(-1, 3))
         trial = chain.evaluate(p, jacobians=False)
     return trial if trial.e1 <= cap else None
 
