@@ -49,14 +49,17 @@ poses, the one closest to the start pose: the smallest sum of squared joint rota
 The solution found is a local one: the closest pose connected to the start, which is what
 dragging wants.
 
-Method: Gauss-Newton steps from the analytic Jacobians (``rq_quat_jacobian`` of every
-elementary rotation, chained through ``quat_matrix_jacobian``; the angles' Jacobian from
-``rq_velocity`` in the local frame), with Levenberg-Marquardt damping for the reach and the
-angle objective minimized in the reach's null space, then along the set of reaching poses
-with Gauss-Newton restoration. Limits hold at every iterate: the twist and other box bounds
-as bounds, the ellipse as the paper's inequality ``(r_x/a)^2 + (r_z/b)^2 <= 1``; a limit the
-step pushes against is held (an active set: the twist fixed, the swing moved along the
-ellipse's tangent), and every trial point is projected back into the limits.
+Method (`_solve`): sequential quadratic programming from the analytic Jacobians
+(``rq_quat_jacobian`` of every elementary rotation, chained through ``quat_matrix_jacobian``;
+the angles' Jacobian is ``rq_velocity`` in the local frame, as a matrix). While reaching, a
+Levenberg-Marquardt step for the reach (BFGS-corrected while it falls slowly, out of reach)
+plus a Gauss-Newton step for the angles in the reach's null space; once reached, steps along
+the reaching set for the angles (their Hessian model corrected by secant updates), pulled back
+by chord Gauss-Newton steps. Limits hold at every iterate: box bounds (the twist range, a
+hinge's segment) and the ellipse as the paper's inequality ``(r_x/a)^2 + (r_z/b)^2 <= 1``. A
+limit the step pushes against is held (an active set: the bound fixed, the swing moved along
+the ellipse's tangent and projected back onto it); a step that would cross a limit stops on
+it.
 """
 
 from __future__ import annotations
@@ -70,9 +73,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._checks import as_float_array, check_order
-from .derivatives import _B_COEFFS, _G_COEFFS, SMALL_ANGLE_DERIVATIVES, _poly, quat_matrix_jacobian
+from .derivatives import quat_matrix_jacobian
 from .quaternion import _qmul
-from .rq import _SIN_HALF_SERIES, SMALL_ANGLE_RQ_TO_QUAT, _nearest_equivalent
+from .rq import _nearest_equivalent
 from .shells import reparameterize
 from .swing_twist import effective_limits
 
@@ -84,10 +87,22 @@ KINDS: tuple[str, ...] = ("rq", "swing_twist", "euler")
 #: Relative reach tolerance: the solver stops reaching once the end effector is this close
 #: to the target, in units of the chain's length.
 REACH_TOLERANCE = 1e-11
-RESTORE_SLACK = 1e-3
+
+#: Longest step (radians, all parameters together) while reaching; the angles' part and the
+#: reach's part are bounded separately.
 MAX_STEP = 0.5
+
+#: The angles are minimized until a step is shorter than this (radians).
 STEP_TOLERANCE = 1e-7
 
+#: While the angles are minimized, a step may leave the reach off by this times its squared
+#: length (in chain lengths) after restoring; the next step's Gauss-Newton part takes it back.
+RESTORE_SLACK = 1e-3
+
+#: The angles' Hessian model is kept positive definite with eigenvalues at least this (the
+#: Gauss-Newton term alone has eigenvalues near 1; its smallest, ``(theta/2) cot(theta/2)``,
+#: falls to 0 only at a joint turned by pi).
+ANGLES_FLOOR = 1e-3
 
 #: A swing is on its ellipse (a limit that can be active) when
 #: ``(r_x/a)^2 + (r_z/b)^2 >= 1 - ON_BOUNDARY``; a bounded parameter when it is this close to
@@ -101,6 +116,16 @@ _DRDQ = quat_matrix_jacobian(np.eye(4))
 
 _E = np.eye(3)
 _Z = np.zeros((3, 3))
+
+#: Below this angle the kernels use the first two terms of their series (whose next terms
+#: are below 1e-20 relative there) instead of the closed forms' 0/0.
+_TINY = 1e-4
+
+# [v]x / 2 as a tensor: ([v]x)_ij = -eps_ijk v_k
+_HALF_CROSS = np.zeros((3, 3, 3))
+for _i, _j, _k in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
+    _HALF_CROSS[_i, _j, _k] = -0.5
+    _HALF_CROSS[_j, _i, _k] = 0.5
 
 # The Hamilton product as a tensor: (p * q)_a = sum_ij _HAMILTON[a, i, j] p_i q_j.
 _HAMILTON = np.moveaxis(_qmul(np.eye(4)[:, None], np.eye(4)[None]), -1, 0)
@@ -116,21 +141,22 @@ def _hamilton(p: NDArray[np.float64], q: NDArray[np.float64]) -> NDArray[np.floa
 def _factor_kernel(v, jacobians):
     """Quaternions (m, 4) and ``dq/dv`` (m, 4, 3) of a small stack of RQ vectors (m, 3).
 
-    The formulas of ``rq_to_quat`` and ``rq_quat_jacobian`` (``q = (cos(theta/2), s v)``,
-    ``dq_w/dv_j = -s v_j / 2``, ``dq_i/dv_j = s delta_ij + g v_i v_j``) with their series below
-    the same thresholds, in a few whole-stack operations: the public functions are built for
-    large stacks and cost ten times more on the handful of vectors of a chain (tested equal).
+    The formulas of ``rq_to_quat`` and ``rq_quat_jacobian``: ``q = (cos(theta/2), s v)``,
+    ``dq_w/dv_j = -s v_j / 2``, ``dq_i/dv_j = s delta_ij + g v_i v_j`` with
+    ``s = sin(theta/2)/theta`` and ``g = (cos(theta/2)/2 - s)/theta^2``, in a few whole-stack
+    operations: the public functions are built for large stacks and cost ten times more on
+    the handful of vectors of a chain (tested equal to them within 4e-16). ``g``'s closed form
+    cancels near 0, losing ``eps/theta^2`` absolutely, but it only enters as ``g v_i v_j``
+    (of size ``theta^2``), which keeps it at ``eps``; below ``_TINY`` the first two terms of
+    the series (exact there to far below ``eps``) replace the 0/0.
     """
     th2 = np.einsum("ij,ij->i", v, v)
     th = np.sqrt(th2)
     c = np.cos(0.5 * th)
+    tiny = th < _TINY
     with np.errstate(divide="ignore", invalid="ignore"):
-        s = np.sin(0.5 * th) / th
-        g = (0.5 * c - s) / th2
-    small = th < SMALL_ANGLE_DERIVATIVES
-    if small.any():
-        s = np.where(th < SMALL_ANGLE_RQ_TO_QUAT, _poly(_SIN_HALF_SERIES, th2), s)
-        g = np.where(small, _poly(_G_COEFFS, th2), g)
+        s = np.where(tiny, 0.5 - th2 / 48.0, np.sin(0.5 * th) / th)
+        g = np.where(tiny, th2 / 960.0 - 1.0 / 24.0, (0.5 * c - s) / th2)
     q = np.empty((len(v), 4))
     q[:, 0] = c
     q[:, 1:] = s[:, None] * v
@@ -155,24 +181,19 @@ def _log_jacobian(delta):
     """``A(delta)`` (n, 3, 3) with ``d delta/dt = A omega`` for a body-frame angular velocity.
 
     ``rq_velocity(delta, omega, "local") = a omega + (delta x omega)/2 + b (delta . omega)
-    delta`` as a matrix (``b`` with its series below ``SMALL_ANGLE_DERIVATIVES``; tested equal).
+    delta`` as a matrix, ``b = (1 - (theta/2) cot(theta/2)) / theta^2``, ``a = 1 - b theta^2``
+    (tested equal). As in `_factor_kernel`, ``b``'s cancellation costs nothing where it enters
+    (``b delta delta^T``, ``b theta^2``); below ``_TINY`` its series' first two terms.
     """
     th2 = np.einsum("ij,ij->i", delta, delta)
     th = np.sqrt(th2)
     with np.errstate(divide="ignore", invalid="ignore"):
-        b = (1.0 - 0.5 * th / np.tan(0.5 * th)) / th2
-    small = th < SMALL_ANGLE_DERIVATIVES
-    if small.any():
-        b = np.where(small, _poly(_B_COEFFS, th2), b)
-    a = 1.0 - b * th2
-    x, y, z = delta.T * 0.5
-    out = (b[:, None] * delta)[:, :, None] * delta[:, None, :] + a[:, None, None] * _E
-    out[:, 0, 1] -= z
-    out[:, 0, 2] += y
-    out[:, 1, 0] += z
-    out[:, 1, 2] -= x
-    out[:, 2, 0] -= y
-    out[:, 2, 1] += x
+        b = np.where(
+            th < _TINY, 1.0 / 12.0 + th2 / 720.0, (1.0 - 0.5 * th / np.tan(0.5 * th)) / th2
+        )
+    out = (b[:, None] * delta)[:, :, None] * delta[:, None, :]
+    out += (1.0 - b * th2)[:, None, None] * _E
+    out += np.einsum("ijk,nk->nij", _HALF_CROSS, delta)
     return out
 
 
@@ -336,13 +357,20 @@ class _Chain:
         self.q0_inv = np.tile([1.0, 0.0, 0.0, 0.0], (n, 1))  # the start's inverse, see start()
         self.diag = np.arange(n)
 
-    def start(self, p: NDArray[np.float64]) -> None:
-        """Make ``p`` (n, 3) the pose the angles are measured from, and the chain's scale."""
+    def start(self, p: NDArray[np.float64]) -> _State:
+        """Make ``p`` (n, 3) the pose the angles are measured from; measure the chain's length
+        (``scale``, the unit of the reach's residual). Returns the state at ``p``."""
         qf = _factor_kernel(np.einsum("jfab,jb->jfa", self.sel, p).reshape(-1, 3), False)[0]
         qf = qf.reshape(self.n, 3, 4)
         q0 = _hamilton(qf[:, 2], _hamilton(qf[:, 1], qf[:, 0]))
         self.q0_inv = q0 * (1.0, -1.0, -1.0, -1.0)
-        self.scale = _chain_length(self.evaluate(p, jacobians=False))
+        self.scale = 1.0
+        state = self.evaluate(p, jacobians=True)
+        self.scale = _chain_length(state)
+        if self.scale > 0.0:
+            state.r1[:3] /= self.scale
+            state.j1[:3] /= self.scale
+        return state
 
     # -- limits ---------------------------------------------------------------------------
 
@@ -649,10 +677,9 @@ def solve_chain(
     start = np.stack([j.params for j in joints])
     p = chain.project(start.copy())
     p[chain.free_rq] = reparameterize(p[chain.free_rq])
-    chain.start(p)
+    state = chain.start(p)
     if chain.scale == 0.0:
         raise ValueError("the chain has zero length: its end effector never moves")
-    state = chain.evaluate(p, jacobians=True)
     if callback is not None:
         callback(0, _output(chain, p, start))
 
@@ -806,9 +833,7 @@ def _solve(chain, state, max_iterations, callback, start):
             hz = z.T @ hessian @ z
             reduced = null.T @ hz @ null + damping * np.eye(null.shape[1])
             g = null.T @ (z.T @ gradient + hz @ y)
-            a2 = state.j2 @ z @ null
-            floor = 0.1 * np.linalg.eigvalsh(a2.T @ a2)[0]
-            tangent = -null @ _solve_positive(reduced, g, floor)
+            tangent = -null @ _solve_positive(reduced, g, ANGLES_FLOOR)
             if reaching:
                 # the reach's part within the step bound, the angles' part shorter than the
                 # square root of the reach's residual: it moves the end effector at second
