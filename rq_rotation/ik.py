@@ -49,14 +49,17 @@ poses, the one closest to the start pose: the smallest sum of squared joint rota
 The solution found is a local one: the closest pose connected to the start, which is what
 dragging wants.
 
-Method: Gauss-Newton steps from the analytic Jacobians (``rq_quat_jacobian`` of every
-elementary rotation, chained through ``quat_matrix_jacobian``; the angles' Jacobian from
-``rq_velocity`` in the local frame), with Levenberg-Marquardt damping for the reach and the
-angle objective minimized in the reach's null space, then along the set of reaching poses
-with Gauss-Newton restoration. Limits hold at every iterate: the twist and other box bounds
-as bounds, the ellipse as the paper's inequality ``(r_x/a)^2 + (r_z/b)^2 <= 1``; a limit the
-step pushes against is held (an active set: the twist fixed, the swing moved along the
-ellipse's tangent), and every trial point is projected back into the limits.
+Method (`_solve`): sequential quadratic programming from the analytic Jacobians
+(``rq_quat_jacobian`` of every elementary rotation, chained through ``quat_matrix_jacobian``;
+the angles' Jacobian is ``rq_velocity`` in the local frame, as a matrix). While reaching, a
+Levenberg-Marquardt step for the reach (BFGS-corrected while it falls slowly, out of reach)
+plus a Gauss-Newton step for the angles in the reach's null space; once reached, steps along
+the reaching set for the angles (their Hessian model corrected by secant updates), pulled back
+by chord Gauss-Newton steps. Limits hold at every iterate: box bounds (the twist range, a
+hinge's segment) and the ellipse as the paper's inequality ``(r_x/a)^2 + (r_z/b)^2 <= 1``. A
+limit the step pushes against is held (an active set: the bound fixed, the swing moved along
+the ellipse's tangent and projected back onto it); a step that would cross a limit stops on
+it.
 """
 
 from __future__ import annotations
@@ -70,9 +73,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ._checks import as_float_array, check_order
-from .derivatives import _B_COEFFS, _G_COEFFS, SMALL_ANGLE_DERIVATIVES, _poly, quat_matrix_jacobian
+from .derivatives import quat_matrix_jacobian
 from .quaternion import _qmul
-from .rq import _SIN_HALF_SERIES, SMALL_ANGLE_RQ_TO_QUAT, _nearest_equivalent
+from .rq import _nearest_equivalent
 from .shells import reparameterize
 from .swing_twist import effective_limits
 
@@ -84,10 +87,22 @@ KINDS: tuple[str, ...] = ("rq", "swing_twist", "euler")
 #: Relative reach tolerance: the solver stops reaching once the end effector is this close
 #: to the target, in units of the chain's length.
 REACH_TOLERANCE = 1e-11
-RESTORE_SLACK = 1e-3
+
+#: Longest step (radians, all parameters together) while reaching; the angles' part and the
+#: reach's part are bounded separately.
 MAX_STEP = 0.5
+
+#: The angles are minimized until a step is shorter than this (radians).
 STEP_TOLERANCE = 1e-7
 
+#: While the angles are minimized, a step may leave the reach off by this times its squared
+#: length (in chain lengths) after restoring; the next step's Gauss-Newton part takes it back.
+RESTORE_SLACK = 1e-3
+
+#: The angles' Hessian model is kept positive definite with eigenvalues at least this (the
+#: Gauss-Newton term alone has eigenvalues near 1; its smallest, ``(theta/2) cot(theta/2)``,
+#: falls to 0 only at a joint turned by pi).
+ANGLES_FLOOR = 1e-3
 
 #: A swing is on its ellipse (a limit that can be active) when
 #: ``(r_x/a)^2 + (r_z/b)^2 >= 1 - ON_BOUNDARY``; a bounded parameter when it is this close to
@@ -101,6 +116,16 @@ _DRDQ = quat_matrix_jacobian(np.eye(4))
 
 _E = np.eye(3)
 _Z = np.zeros((3, 3))
+
+#: Below this angle the kernels use the first two terms of their series (whose next terms
+#: are below 1e-20 relative there) instead of the closed forms' 0/0.
+_TINY = 1e-4
+
+# [v]x / 2 as a tensor: ([v]x)_ij = -eps_ijk v_k
+_HALF_CROSS = np.zeros((3, 3, 3))
+for _i, _j, _k in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
+    _HALF_CROSS[_i, _j, _k] = -0.5
+    _HALF_CROSS[_j, _i, _k] = 0.5
 
 # The Hamilton product as a tensor: (p * q)_a = sum_ij _HAMILTON[a, i, j] p_i q_j.
 _HAMILTON = np.moveaxis(_qmul(np.eye(4)[:, None], np.eye(4)[None]), -1, 0)
@@ -116,21 +141,22 @@ def _hamilton(p: NDArray[np.float64], q: NDArray[np.float64]) -> NDArray[np.floa
 def _factor_kernel(v, jacobians):
     """Quaternions (m, 4) and ``dq/dv`` (m, 4, 3) of a small stack of RQ vectors (m, 3).
 
-    The formulas of ``rq_to_quat`` and ``rq_quat_jacobian`` (``q = (cos(theta/2), s v)``,
-    ``dq_w/dv_j = -s v_j / 2``, ``dq_i/dv_j = s delta_ij + g v_i v_j``) with their series below
-    the same thresholds, in a few whole-stack operations: the public functions are built for
-    large stacks and cost ten times more on the handful of vectors of a chain (tested equal).
+    The formulas of ``rq_to_quat`` and ``rq_quat_jacobian``: ``q = (cos(theta/2), s v)``,
+    ``dq_w/dv_j = -s v_j / 2``, ``dq_i/dv_j = s delta_ij + g v_i v_j`` with
+    ``s = sin(theta/2)/theta`` and ``g = (cos(theta/2)/2 - s)/theta^2``, in a few whole-stack
+    operations: the public functions are built for large stacks and cost ten times more on
+    the handful of vectors of a chain (tested equal to them within 4e-16). ``g``'s closed form
+    cancels near 0, losing ``eps/theta^2`` absolutely, but it only enters as ``g v_i v_j``
+    (of size ``theta^2``), which keeps it at ``eps``; below ``_TINY`` the first two terms of
+    the series (exact there to far below ``eps``) replace the 0/0.
     """
     th2 = np.einsum("ij,ij->i", v, v)
     th = np.sqrt(th2)
     c = np.cos(0.5 * th)
+    tiny = th < _TINY
     with np.errstate(divide="ignore", invalid="ignore"):
-        s = np.sin(0.5 * th) / th
-        g = (0.5 * c - s) / th2
-    small = th < SMALL_ANGLE_DERIVATIVES
-    if small.any():
-        s = np.where(th < SMALL_ANGLE_RQ_TO_QUAT, _poly(_SIN_HALF_SERIES, th2), s)
-        g = np.where(small, _poly(_G_COEFFS, th2), g)
+        s = np.where(tiny, 0.5 - th2 / 48.0, np.sin(0.5 * th) / th)
+        g = np.where(tiny, th2 / 960.0 - 1.0 / 24.0, (0.5 * c - s) / th2)
     q = np.empty((len(v), 4))
     q[:, 0] = c
     q[:, 1:] = s[:, None] * v
@@ -155,24 +181,19 @@ def _log_jacobian(delta):
     """``A(delta)`` (n, 3, 3) with ``d delta/dt = A omega`` for a body-frame angular velocity.
 
     ``rq_velocity(delta, omega, "local") = a omega + (delta x omega)/2 + b (delta . omega)
-    delta`` as a matrix (``b`` with its series below ``SMALL_ANGLE_DERIVATIVES``; tested equal).
+    delta`` as a matrix, ``b = (1 - (theta/2) cot(theta/2)) / theta^2``, ``a = 1 - b theta^2``
+    (tested equal). As in `_factor_kernel`, ``b``'s cancellation costs nothing where it enters
+    (``b delta delta^T``, ``b theta^2``); below ``_TINY`` its series' first two terms.
     """
     th2 = np.einsum("ij,ij->i", delta, delta)
     th = np.sqrt(th2)
     with np.errstate(divide="ignore", invalid="ignore"):
-        b = (1.0 - 0.5 * th / np.tan(0.5 * th)) / th2
-    small = th < SMALL_ANGLE_DERIVATIVES
-    if small.any():
-        b = np.where(small, _poly(_B_COEFFS, th2), b)
-    a = 1.0 - b * th2
-    x, y, z = delta.T * 0.5
-    out = (b[:, None] * delta)[:, :, None] * delta[:, None, :] + a[:, None, None] * _E
-    out[:, 0, 1] -= z
-    out[:, 0, 2] += y
-    out[:, 1, 0] += z
-    out[:, 1, 2] -= x
-    out[:, 2, 0] -= y
-    out[:, 2, 1] += x
+        b = np.where(
+            th < _TINY, 1.0 / 12.0 + th2 / 720.0, (1.0 - 0.5 * th / np.tan(0.5 * th)) / th2
+        )
+    out = (b[:, None] * delta)[:, :, None] * delta[:, None, :]
+    out += (1.0 - b * th2)[:, None, None] * _E
+    out += np.einsum("ijk,nk->nij", _HALF_CROSS, delta)
     return out
 
 
@@ -336,13 +357,20 @@ class _Chain:
         self.q0_inv = np.tile([1.0, 0.0, 0.0, 0.0], (n, 1))  # the start's inverse, see start()
         self.diag = np.arange(n)
 
-    def start(self, p: NDArray[np.float64]) -> None:
-        """Make ``p`` (n, 3) the pose the angles are measured from, and the chain's scale."""
+    def start(self, p: NDArray[np.float64]) -> _State:
+        """Make ``p`` (n, 3) the pose the angles are measured from; measure the chain's length
+        (``scale``, the unit of the reach's residual). Returns the state at ``p``."""
         qf = _factor_kernel(np.einsum("jfab,jb->jfa", self.sel, p).reshape(-1, 3), False)[0]
         qf = qf.reshape(self.n, 3, 4)
         q0 = _hamilton(qf[:, 2], _hamilton(qf[:, 1], qf[:, 0]))
         self.q0_inv = q0 * (1.0, -1.0, -1.0, -1.0)
-        self.scale = _chain_length(self.evaluate(p, jacobians=False))
+        self.scale = 1.0
+        state = self.evaluate(p, jacobians=True)
+        self.scale = _chain_length(state)
+        if self.scale > 0.0:
+            state.r1[:3] /= self.scale
+            state.j1[:3] /= self.scale
+        return state
 
     # -- limits ---------------------------------------------------------------------------
 
@@ -387,7 +415,9 @@ class _Chain:
         drf = np.einsum("jfmkl,jfmc->jfckl", drf, self.sel)  # dR_f/dp_c
         # d(R2 R1 R0)/dp_c = dR2 R1 R0 + R2 dR1 R0 + R2 R1 dR0
         r2 = rf[:, 2, None]
-        drot = drf[:, 2] @ r10[:, None] + r2 @ (drf[:, 1] @ rf[:, 0, None] + rf[:, 1, None] @ drf[:, 0])
+        drot = drf[:, 2] @ r10[:, None] + r2 @ (
+            drf[:, 1] @ rf[:, 0, None] + rf[:, 1, None] @ drf[:, 0]
+        )
         # backward: the end effector (x) and the last frame (B) in each joint's rotated frame
         x = np.empty((n, 3))
         below = np.empty((n, 3, 3))
@@ -502,7 +532,10 @@ def _pushing(chain, p, step, held_box, held_ellipse):
 
 
 def _constrained_step(chain, state, solve):
-    """``solve(Z)`` (a step in the basis) with the active set grown until no limit is crossed."""
+    """``solve(Z)`` (a step in the basis) with the active set grown until no limit is crossed.
+
+    Returns ``(step (3n,), Z, held_box (3n,) bool, held_ellipse list)``.
+    """
     held_box = np.zeros(3 * chain.n, dtype=bool)
     held_ellipse: list[int] = []
     for _ in range(4):
@@ -512,7 +545,38 @@ def _constrained_step(chain, state, solve):
         if np.array_equal(box, held_box) and ellipse == held_ellipse:
             break
         held_box, held_ellipse = box, ellipse
-    return step, z
+    return step, z, held_box, held_ellipse
+
+
+def _advance(chain, p, step, held_box, held_ellipse):
+    """``p + alpha step`` (n, 3), ``alpha <= 1`` stopping at the first limit not held.
+
+    The step runs along the held limits (their tangents); its end is projected back onto
+    them. A limit the step would cross from inside stops it there, so the next step finds
+    that limit on its boundary and holds it (an active-set method).
+    """
+    flat = p.ravel()
+    alpha = 1.0
+    lower, upper = chain.lower.ravel(), chain.upper.ravel()
+    free = ~held_box & (step != 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        room = np.where(step > 0, upper - flat, lower - flat) / step
+    room = room[free & np.isfinite(room)]
+    if room.size:
+        alpha = min(alpha, float(room.min()))
+    for i in chain.has_ellipse:
+        if i in held_ellipse:
+            continue
+        a, b = chain.ellipse[i]
+        x, z = flat[3 * i] / a, flat[3 * i + 1] / b
+        dx, dz = step[3 * i] / a, step[3 * i + 1] / b
+        qa = dx * dx + dz * dz
+        if qa == 0.0 or (x + dx) ** 2 + (z + dz) ** 2 <= 1.0:
+            continue
+        qb = x * dx + z * dz
+        qc = x * x + z * z - 1.0  # <= 0 inside
+        alpha = min(alpha, (-qb + math.sqrt(max(qb * qb - qa * qc, 0.0))) / qa)
+    return chain.project((flat + max(alpha, 0.0) * step).reshape(-1, 3))
 
 
 def _svd_parts(a1):
@@ -529,7 +593,7 @@ def solve_chain(
     *,
     target_rotation: ArrayLike | None = None,
     orientation_weight: float = 1.0,
-    max_iterations: int = 100,
+    max_iterations: int = 200,
     callback: Callable[[int, NDArray[np.float64]], None] | None = None,
 ) -> IKResult:
     """Turn the joints of a chain so that the end effector reaches ``target``.
@@ -567,26 +631,24 @@ def solve_chain(
 
     Examples
     --------
-    Two unit bones along Y, a shoulder with a swing ellipse and an RQ elbow, reaching a point
-    in front:
+    Two unit bones along Y, swing/twist joints without twist: a shoulder with a swing ellipse
+    of 1 radian about X and 1.5 about Z, and an elbow bent 0.3 radians about X. The hand
+    reaches a point in front; the elbow bends, the shoulder barely moves:
 
     >>> import numpy as np
     >>> from rq_rotation import Joint, solve_chain
     >>> up = np.eye(4)
-    >>> up[1, 3] = 1.0  # the child's head at the parent's tail
+    >>> up[1, 3] = 1.0  # the elbow at the upper arm's tail
     >>> chain = [
     ...     Joint("swing_twist", (0.0, 0.0, 0.0), swing_limit=(1.0, 1.5), twist_limit=(0, 0)),
-    ...     Joint("rq", (0.3, 0.0, 0.0), offset=up),
+    ...     Joint("swing_twist", (0.3, 0.0, 0.0), offset=up, twist_limit=(0, 0)),
     ... ]
     >>> result = solve_chain(chain, (0.0, 1.0, 0.0), (0.0, 1.2, 1.0))
-    >>> bool(result.distance < 1e-9), result.active
-    (True, ((), ()))
-    >>> result.params.round(4)  # the elbow bends, the shoulder barely moves
-    array([[0.0202, 0.    , 0.    ],
-           [1.349 , 0.    , 0.    ]])
+    >>> bool(result.distance < 1e-9), result.active, result.params[:, 0].round(4)
+    (True, ((), ()), array([0.0202, 1.349 ]))
 
-    Out of reach, the shoulder stops on its ellipse (1 radian about X) and the elbow points
-    the hand at the target:
+    Out of reach, the shoulder stops on its ellipse and the elbow points the hand at the
+    target; the distance left is reported:
 
     >>> result = solve_chain(chain, (0.0, 1.0, 0.0), (0.0, 0.0, 3.0))
     >>> round(result.distance, 4), result.active, result.params[:, 0].round(4)
@@ -615,17 +677,13 @@ def solve_chain(
     start = np.stack([j.params for j in joints])
     p = chain.project(start.copy())
     p[chain.free_rq] = reparameterize(p[chain.free_rq])
-    chain.start(p)
+    state = chain.start(p)
     if chain.scale == 0.0:
         raise ValueError("the chain has zero length: its end effector never moves")
-    state = chain.evaluate(p, jacobians=True)
     if callback is not None:
         callback(0, _output(chain, p, start))
 
-    iterations = 0
-    state, iterations = _reach(chain, state, 0, max_iterations, callback, start)
-    state, iterations = _closest(chain, state, iterations, max_iterations, callback, start)
-    state, iterations = _reach(chain, state, iterations, max_iterations + 5, callback, start)
+    state, iterations = _solve(chain, state, max_iterations, callback, start)
 
     rot_err = None
     if rot_target is not None:
@@ -671,56 +729,14 @@ def _accept(chain, state, callback, iteration, start):
     return state, jumped
 
 
-def _reach(chain, state, iterations, max_iterations, callback, start):
-    """Phase 1: the end effector as close to the target as the limits allow.
-
-    Levenberg-Marquardt on ``|r1|^2 / 2``, with Fletcher and Xu's hybrid Hessian model: the
-    Gauss-Newton ``J1^T J1`` (exact from the analytic Jacobian) while the residual falls fast,
-    a BFGS update of the model from the gradient's changes while it falls slowly (a target
-    out of reach, where the residual's curvature matters).
-    """
-    mu = 1e-2
-    model = state.j1.T @ state.j1
-    crawling = 0
-    while iterations < max_iterations and state.e1 > REACH_TOLERANCE:
-        gradient = state.j1.T @ state.r1
-
-        def solve(z, model=model, gradient=gradient, mu=mu):
-            hz = z.T @ model @ z + mu * mu * np.eye(z.shape[1])
-            return -_solve_positive(hz, z.T @ gradient, mu * mu)
-
-        step, _ = _constrained_step(chain, state, solve)
-        length = float(np.sqrt(step @ step))
-        if length < STEP_TOLERANCE:
-            break
-        if length > MAX_STEP:
-            step *= MAX_STEP / length
-        trial = chain.evaluate(chain.project(state.p + step.reshape(-1, 3)), jacobians=True)
-        iterations += 1
-        if trial.e1 < state.e1:
-            gain = state.e1 - trial.e1
-            if trial.e1 > 0.5 * state.e1:
-                s = (trial.p - state.p).ravel()
-                model = _bfgs(model, s, trial.j1.T @ trial.r1 - gradient)
-            else:
-                model = trial.j1.T @ trial.j1
-            state, jumped = _accept(chain, trial, callback, iterations, start)
-            if jumped:
-                model = state.j1.T @ state.j1
-            mu = max(mu / 4.0, 1e-9)
-            # a flat valley of closest poses (out of reach): Phase 2 moves along it
-            crawling = crawling + 1 if gain <= 1e-7 * state.e1 else 0
-            if crawling >= 2:
-                break
-        else:
-            mu *= 8.0
-            if mu > 1e8:
-                break
-    return state, iterations
+def _bounded(step, bound):
+    """``step`` scaled down to length ``bound`` if longer."""
+    length = float(np.sqrt(step @ step))
+    return step * (bound / length) if length > bound else step
 
 
 def _bfgs(model, s, y):
-    """BFGS update of a Hessian model with Powell's damping (stays positive definite)."""
+    """BFGS update of a Hessian model with Powell's damping (it stays positive definite)."""
     bs = model @ s
     sbs = s @ bs
     if sbs <= 0.0:
@@ -758,52 +774,118 @@ def _secant(curvature, s, change, jacobian):
     return curvature + (rs + rs.T) / ss - (r @ s) * np.outer(s, s) / (ss * ss)
 
 
-def _closest(chain, state, iterations, max_iterations, callback, start):
-    """Phase 2: the angles minimized along the reaching set (SQP, restored after each step).
+def _solve(chain, state, max_iterations, callback, start):
+    """Sequential quadratic programming on "reach, then the angles" (see the module's text).
 
-    The Hessian of the Lagrangian is modelled as ``J2^T J2 + S``: the Gauss-Newton term of the
-    angles, exact from the analytic Jacobians, plus ``S`` for the curvature of the reaching
-    set and of the angles, updated from the change of the Lagrangian's gradient (a structured
-    Powell-symmetric-Broyden update; the step stays a descent step where the model is not
-    positive definite on the null space).
+    Every step has a (Levenberg-Marquardt damped) Gauss-Newton part for the reach, minimum-norm,
+    and a part in the reach Jacobian's null space that minimizes a quadratic model of the
+    angles: ``J2^T J2`` (exact from the analytic Jacobians) plus ``S``, the curvature of the
+    reaching set and of the angles, from a structured Powell-symmetric-Broyden secant update
+    of the Lagrangian's gradient. While the end effector approaches the target a step counts
+    when the reach improves. Once it reaches (or, out of reach, stops improving), a step counts
+    when the angles decrease and the reach stays within its tolerance (plus the order of the
+    step squared, which the next step's Gauss-Newton part takes back); the end of a step is
+    first pulled back to the reaching set by chord Gauss-Newton steps. The step is halved
+    until it counts.
     """
-    cap = state.e1 * (1.0 + 1e-9) + REACH_TOLERANCE
     size = 3 * chain.n
     curvature = np.zeros((size, size))
+    mu = 1e-2
+    slow = False  # the reach falls slowly: out of reach, a large residual
+    slowly = 0
+    model = np.zeros((size, size))  # then a BFGS model of the reach's Hessian
+    reaching = state.e1 > REACH_TOLERANCE
+    cap, anchor = _settled(state)
+    crawling = 0
+    iterations = 0
     while iterations < max_iterations:
-        parts = {}
         hessian = state.j2.T @ state.j2 + curvature
         gradient = state.j2.T @ state.delta.ravel()
+        damping = mu * mu if reaching else 0.0
+        parts = {}
 
-        def solve(z, state=state, parts=parts, hessian=hessian, gradient=gradient):
+        def solve(
+            z,
+            state=state,
+            parts=parts,
+            hessian=hessian,
+            gradient=gradient,
+            damping=damping,
+            reaching=reaching,
+            slow=slow,
+            model=model,
+        ):
             u, s, vt, rank = _svd_parts(state.j1 @ z)
-            # the chord: the pseudo-inverse of the reach Jacobian, in parameters
-            pinv = (vt[:rank].T / s[:rank]) @ u[:, :rank].T
-            parts["pinv"] = z @ pinv
-            y = -pinv @ state.r1
+            ur, sr, vr = u[:, :rank], s[:rank], vt[:rank].T
+            parts["pinv"] = z @ (vr / sr) @ ur.T  # the chord: the reach's pseudo-inverse
+            if reaching and slow:
+                # the BFGS model's step, kept out of the directions that do not move the end
+                # effector at all (a twist about a bone pointing at a target out of reach),
+                # where the model knows nothing and the angles decide later
+                hz = z.T @ model @ z + damping * np.eye(z.shape[1])
+                y = -_solve_positive(hz, z.T @ (state.j1.T @ state.r1), damping)
+                return vr @ (vr.T @ y)
+            else:
+                y = -(vr * (sr / (sr * sr + damping))) @ (ur.T @ state.r1)
             null = vt[rank:].T
             if not null.shape[1]:
                 return y
             hz = z.T @ hessian @ z
-            reduced = null.T @ hz @ null
+            reduced = null.T @ hz @ null + damping * np.eye(null.shape[1])
             g = null.T @ (z.T @ gradient + hz @ y)
-            a2 = state.j2 @ z @ null
-            floor = 0.1 * np.linalg.eigvalsh(a2.T @ a2)[0]
-            return y - null @ _solve_positive(reduced, g, floor)
+            tangent = -null @ _solve_positive(reduced, g, ANGLES_FLOOR)
+            if reaching:
+                # the reach's part within the step bound, the angles' part shorter than the
+                # square root of the reach's residual: it moves the end effector at second
+                # order, which must not undo the reach's progress
+                y = _bounded(y, MAX_STEP)
+                tangent = _bounded(tangent, min(MAX_STEP, math.sqrt(state.e1)))
+            return y + tangent
 
-        step, _ = _constrained_step(chain, state, solve)
+        step, _, held_box, held_ellipse = _constrained_step(chain, state, solve)
         length = float(np.sqrt(step @ step))
-        if length < STEP_TOLERANCE:
-            break
-        if length > MAX_STEP:
-            step *= MAX_STEP / length
+        if length < (1e-14 if reaching else STEP_TOLERANCE):
+            if not reaching:
+                break
+            reaching, cap, anchor = False, *_settled(state)
+            continue
+        step = _bounded(step, (2.0 if reaching else 1.0) * MAX_STEP)
         iterations += 1
+        if reaching:
+            trial = chain.evaluate(_advance(chain, state.p, step, held_box, held_ellipse), True)
+            # the gain against the linear model's: a step that gains less than a tenth of it
+            # is refused, the damping follows the ratio (a trust region's rule)
+            predicted = state.e1**2 - float(np.sum((state.r1 + state.j1 @ step) ** 2))
+            ratio = (state.e1**2 - trial.e1**2) / predicted if predicted > 0 else -1.0
+            gain = state.e1 - trial.e1
+            if gain > 0.0 and (ratio > 0.1 or slow):
+                # Fletcher and Xu's hybrid: Gauss-Newton while the reach falls fast, else BFGS
+                if trial.e1 > 0.5 * state.e1:
+                    if not slow:
+                        model = state.j1.T @ state.j1
+                    g_old, g_new = state.j1.T @ state.r1, trial.j1.T @ trial.r1
+                    model = _bfgs(model, (trial.p - state.p).ravel(), g_new - g_old)
+                    slowly += 1
+                    slow = slowly >= 2
+                else:
+                    slow, slowly = False, 0
+                state, jumped = _accept(chain, trial, callback, iterations, start)
+                slow = slow and not jumped
+                mu = max(mu / 4.0, 1e-9) if ratio > 0.5 else mu * (1.0 if ratio > 0.25 else 4.0)
+                # out of reach, along a flat valley of closest poses: on to the angles
+                crawling = crawling + 1 if gain <= 1e-12 * state.e1 else 0
+                if state.e1 <= REACH_TOLERANCE or crawling >= 2:
+                    reaching, cap, anchor = False, *_settled(state)
+            else:
+                mu *= 8.0
+                if mu > 1e8:
+                    reaching, cap, anchor = False, *_settled(state)
+            continue
         trial = None
         for _ in range(10):
-            # off the reaching set by at most the order of the step squared: the next step's
-            # Gauss-Newton part takes it back, and the steps shrink to nothing at the solution
             slack = cap + RESTORE_SLACK * float(step @ step)
-            trial = _restore(chain, state.p + step.reshape(-1, 3), parts["pinv"], slack)
+            p = _advance(chain, state.p, step, held_box, held_ellipse)
+            trial = _restore(chain, p, parts["pinv"], anchor, slack)
             if trial is not None and trial.e2 < state.e2:
                 break
             trial = None
@@ -823,22 +905,52 @@ def _closest(chain, state, iterations, max_iterations, callback, start):
         state, jumped = _accept(chain, state, callback, iterations, start)
         if jumped:
             curvature[:] = 0.0
-        if gain <= 1e-14 * state.e2 + 1e-300 or np.linalg.norm(step) < STEP_TOLERANCE:
+        if gain <= 1e-14 * state.e2 + 1e-300:
             break
+    return _polish(chain, state, cap, iterations, callback, start)
+
+
+def _settled(state):
+    """The reach kept while the angles are minimized: ``(cap on |r1|, r1 to restore to)``.
+
+    Reached: ``r1 = 0``. Out of reach: the closest approach's residual, within ``1e-9`` of it.
+    """
+    if state.e1 <= REACH_TOLERANCE:
+        return REACH_TOLERANCE, 0.0
+    return state.e1 * (1.0 + 1e-9) + REACH_TOLERANCE, state.r1.copy()
+
+
+def _polish(chain, state, cap, iterations, callback, start):
+    """A few minimum-norm Gauss-Newton steps on the reach alone, down to ``cap``."""
+    for _ in range(5):
+        if state.e1 <= cap:
+            break
+        step, _, held_box, held_ellipse = _constrained_step(
+            chain,
+            state,
+            lambda z, state=state: -np.linalg.pinv(state.j1 @ z, rcond=1e-10) @ state.r1,
+        )
+        trial = chain.evaluate(_advance(chain, state.p, step, held_box, held_ellipse), True)
+        if trial.e1 >= state.e1:
+            break
+        iterations += 1
+        state = _accept(chain, trial, callback, iterations, start)[0]
     return state, iterations
 
 
-def _restore(chain, p, pinv, cap):
-    """Chord Gauss-Newton steps on the reach from ``p`` until within ``cap`` (else None).
+def _restore(chain, p, pinv, r1, cap):
+    """Chord Gauss-Newton steps from ``p`` back to the reach residual ``r1`` (see `_settled`),
+    until ``|r1|`` is within ``cap`` (else None).
 
-    ``pinv`` (3n, rows of r1): the pseudo-inverse of the reach Jacobian at the last iterate.
+    ``pinv`` (3n, rows of r1): the pseudo-inverse of the reach Jacobian at the last iterate,
+    whose residual was ``r1``: zero when the target is reached, the closest approach when it
+    is out of reach (aiming at zero there would leave the set of closest poses).
     """
-    p = chain.project(p)
     trial = chain.evaluate(p, jacobians=True)  # the next iterate's, when no restoring is needed
     for _ in range(6):
         if trial.e1 <= cap:
             return trial
-        p = chain.project(p - (pinv @ trial.r1).reshape(-1, 3))
+        p = chain.project(p - (pinv @ (trial.r1 - r1)).reshape(-1, 3))
         trial = chain.evaluate(p, jacobians=False)
     return trial if trial.e1 <= cap else None
 
