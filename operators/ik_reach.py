@@ -88,17 +88,20 @@ class POSE_OT_rq_ik_reach(bpy.types.Operator):
         context.view_layer.update()
         distance = ik_chain.tail_distance(chain, target)
         limits = ik_chain.stopped_by(chain, result)
-        bones = reports.plural(len(chain.bones), "bone")
         if distance <= REACHED * chain.length:
-            headline = f"Reached the target with {bones}"
+            headline = f"Reached the target with {reports.plural(len(chain.bones), 'bone')}"
             level = 'INFO'
         else:
-            headline = f"Out of reach by {distance:.4g} with {bones}"
+            headline = f"Out of reach by {distance:.4g}"
             level = 'WARNING'
         details = [f"Chain: {reports.name_list([b.name for b in chain.bones], shown=8)}"]
         if limits:
-            details.append(f"Stopped by: {reports.name_list(limits, shown=8)}")
-            headline += f"; stopped by {reports.name_list(limits, shown=2)}"
+            details.append(f"At joint limits: {reports.name_list(limits, shown=8)}")
+            if level == 'WARNING':  # the limits' names, or their count if they are long
+                named = f"; stopped by {reports.name_list(limits, shown=1)}"
+                if len(headline + named) > reports.STATUS_LENGTH:
+                    named = f"; stopped by {reports.plural(len(limits), 'joint limit')}"
+                headline += named
         reports.report(self, level, headline, details)
         return {'FINISHED'}
 

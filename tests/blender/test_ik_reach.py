@@ -156,10 +156,14 @@ def test_limits_hold_and_the_report_names_them_when_out_of_reach(addon, capsys):
     assert -0.1 - 1e-7 <= t <= 0.1 + 1e-7
     assert lower["rq_swing"][1] == 0.0 and lower["rq_twist"] == 0.0
     assert abs(lower["rq_swing"][0]) <= 1.2 + 1e-7
-    level, headline = reports(capsys)[-1]
+    found = reports(capsys)
+    level, headline = found[-1]
     assert level == "Warning"
+    assert len(headline) <= addon_module("rq_blender.reports").STATUS_LENGTH
+    assert ("Info", "Chain: Upper and Lower") in found
+    assert any(text.startswith("At joint limits: Upper swing limit") for _, text in found)
     assert headline.startswith("Out of reach by ") and "stopped by Upper swing limit" in headline
-    left = float(headline.split("Out of reach by ")[1].split(" ")[0])
+    left = float(headline.split("Out of reach by ")[1].split(";")[0])
     assert left == pytest.approx(np.linalg.norm(tail(obj, "Lower") - far), rel=1e-3)
 
 
