@@ -14,7 +14,8 @@ chain. Each bone keeps its mode:
 
 * RQ bones are ``"rq"`` joints (``rq_vector``), swing/twist bones ``"swing_twist"`` joints
   (``rq_swing``, ``rq_twist``) with the bone's limits (`bone_modes.joint_limits`, meant as
-  the core's ``effective_limits``); native rotation locks do not apply to them (R ignores
+  the core's ``effective_limits``), starting from the pose the drivers show (the swing scaled
+  into the ellipse, the twist clamped); native rotation locks do not apply to them (R ignores
   them too);
 * native Euler bones are ``"euler"`` joints in their order, ``lock_rotation`` locking angles;
 * native quaternion and axis-angle bones are ``"rq"`` joints, or, with a locked axis,
@@ -143,7 +144,12 @@ def _joint_of(
             return ChainBone(pose_bone.name, mode, "rq", start, False), Joint("rq", start, offset)
         swing, twist = bone_modes.joint_limits(pose_bone)
         bone = ChainBone(pose_bone.name, mode, "swing_twist", start, False)
-        return bone, Joint("swing_twist", start, offset, swing_limit=swing, twist_limit=twist)
+        # The solver starts from the pose the drivers show: the swing scaled into the ellipse,
+        # the twist clamped (stored values outside the limits would start it elsewhere).
+        shown = np.array(
+            [*rq.scale_swing_into_ellipse(start[:2], *swing), rq.clamp_twist(start[2], *twist)]
+        )
+        return bone, Joint("swing_twist", shown, offset, swing_limit=swing, twist_limit=twist)
     start = _native_values(pose_bone, mode)
     locks = cast(
         tuple[bool, bool, bool], tuple(bool(x) for x in cast(Any, pose_bone.lock_rotation))

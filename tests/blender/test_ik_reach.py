@@ -294,3 +294,25 @@ def test_bad_input_is_refused_and_nothing_changes(addon, make_bad):
     with pytest.raises(RuntimeError, match=f"Nothing changed: .*{message}"):
         bpy.ops.pose.rq_ik_reach(**properties)
     assert differences(before, whole_state(obj)) == []
+
+
+def test_a_stored_swing_outside_its_ellipse_starts_from_the_pose_shown(addon):
+    """Aimed at the tail where it is, nothing moves on screen: the solver starts from the
+    pose the drivers show (the swing scaled into the ellipse), not from the stored values."""
+    bone_modes = addon_module("rq_blender.bone_modes")
+    obj = rigs.armature(("Upper", "Lower"))
+    upper, lower = obj.pose.bones
+    bone_modes.enter_mode(upper, "SWING_TWIST", ((0.6, 0.6), 0.5))
+    upper["rq_swing_limit"] = [0.3, 0.8]
+    upper["rq_twist_limit"] = [-0.2, 0.2]
+    bone_modes.enter_mode(lower, "RQ", (0.3, 0.0, 0.2))
+    obj.data.bones.active = obj.data.bones["Lower"]
+    evaluate(obj)
+    shown = [np.array(pb.matrix) for pb in obj.pose.bones]
+    assert bpy.ops.pose.rq_ik_reach(target=tuple(tail(obj, "Lower"))) == {'FINISHED'}
+    evaluate(obj)
+    for before, pose_bone in zip(shown, obj.pose.bones, strict=True):
+        np.testing.assert_allclose(np.array(pose_bone.matrix), before, atol=1e-5)
+    x, z = upper["rq_swing"]
+    assert (x / 0.3) ** 2 + (z / 0.8) ** 2 <= 1.0 + 1e-6
+    assert upper["rq_twist"] == pytest.approx(0.2, abs=1e-9)
