@@ -163,3 +163,46 @@ def test_without_auto_ik_g_is_blenders_translate(gui, auto_ik):
     gui.xdotool("key", "Escape")
     assert wait_for_change(gui, modal, running) == []
     assert gui.run(f"result = {VALUES}") == auto_ik
+
+
+def test_page_down_and_up_shorten_and_lengthen_the_chain(gui, auto_ik):
+    mouse = start_grab(gui)
+    state = gui.run(f"result = {GRABBING}")
+    assert state[1] == 3  # Forearm, UpperArm and Spine: up to the root
+    gui.xdotool("key", "Page_Down")
+    state = wait_for_change(gui, GRABBING, state)
+    assert state[1] == 2
+    gui.xdotool("mousemove", str(mouse[0] + 50), str(mouse[1] + 60))
+    state = wait_for_change(gui, GRABBING, state)
+    values = gui.run(f"result = {VALUES}")
+    assert values["Spine"] == auto_ik["Spine"]  # out of the chain: as it was
+    assert values["UpperArm"] != auto_ik["UpperArm"] and values["Forearm"] != auto_ik["Forearm"]
+    gui.xdotool("key", "Page_Down")  # one bone: the Forearm alone
+    state = wait_for_change(gui, GRABBING, state)
+    assert state[1] == 1
+    values = gui.run(f"result = {VALUES}")
+    assert values["UpperArm"] == auto_ik["UpperArm"]
+    gui.xdotool("key", "Page_Up", "key", "Page_Up", "key", "Page_Up")  # no longer than 3
+    while state[1] != 3:  # each key press is one change (wait_for_change times out else)
+        state = wait_for_change(gui, GRABBING, state)
+    gui.xdotool("key", "Escape")
+    assert wait_for_change(gui, GRABBING, state) is None
+    assert gui.run(f"result = {VALUES}") == auto_ik
+
+
+def test_reach_with_ik_is_one_undo_step(gui, auto_ik):
+    gui.run("gui_scenes.undo_push('before Reach with IK')")
+    target = gui.run(
+        "obj = bpy.data.objects['Chain']\n"
+        "result = list(obj.matrix_world @ obj.pose.bones['Forearm'].tail)"
+    )
+    target = [target[0] + 0.3, target[1] - 0.2, target[2] - 0.4]
+    assert gui.run(f"result = gui_scenes.run_with_undo('rq_ik_reach', target={target!r})") == (
+        "FINISHED"
+    )
+    after = gui.run(f"result = {VALUES}")
+    assert after != auto_ik
+    gui.run("gui_scenes.undo()")
+    assert gui.run(f"result = {VALUES}") == auto_ik
+    gui.run("gui_scenes.redo()")
+    assert gui.run(f"result = {VALUES}") == after
