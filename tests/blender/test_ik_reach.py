@@ -316,3 +316,41 @@ def test_a_stored_swing_outside_its_ellipse_starts_from_the_pose_shown(addon):
     x, z = upper["rq_swing"]
     assert (x / 0.3) ** 2 + (z / 0.8) ** 2 <= 1.0 + 1e-6
     assert upper["rq_twist"] == pytest.approx(0.2, abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    "module_name, function_name, at",
+    [
+        ("rq_blender.bone_modes", "write_parameters", 2),
+        ("rq_blender.pose_mirror", "key_rotation", 3),
+    ],
+)
+def test_a_failure_halfway_leaves_everything_as_it_was(
+    addon, monkeypatch, module_name, function_name, at
+):
+    """Fault injection (as ``test_all_or_nothing.py``): the ``at``-th write fails, after
+    others were written (and keyed, with auto-keying): all of it is restored."""
+    obj = mixed_rig()
+    # An animated rig: the transaction does not remove an action a failed first key created.
+    obj.pose.bones["A"].keyframe_insert("location", frame=1.0)
+    module = addon_module(module_name)
+    original = getattr(module, function_name)
+    calls = {"count": 0}
+
+    def failing(*args, **kwargs):
+        calls["count"] += 1
+        if calls["count"] == at:
+            raise RuntimeError(f"injected fault in call {at}")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(module, function_name, failing)
+    target = tuple(tail(obj, "D") + np.array([0.3, 0.2, -0.4]))
+    before = whole_state(obj)
+    bpy.context.scene.tool_settings.use_keyframe_insert_auto = True
+    try:
+        with pytest.raises(RuntimeError, match="Nothing changed: injected fault"):
+            bpy.ops.pose.rq_ik_reach(target=target)
+    finally:
+        bpy.context.scene.tool_settings.use_keyframe_insert_auto = False
+    assert calls["count"] == at
+    assert differences(before, whole_state(obj)) == []
