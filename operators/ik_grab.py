@@ -132,6 +132,7 @@ class POSE_OT_rq_ik_grab(bpy.types.Operator):
 
     def modal(self, context: bpy.types.Context, event: bpy.types.Event) -> set[Any]:
         kind, pressed = event.type, event.value == 'PRESS'
+        length = self.length
         if kind == 'MOUSEMOVE':
             self.mouse = Vector((event.mouse_region_x, event.mouse_region_y))
         elif pressed and kind in CONFIRM:
@@ -139,14 +140,15 @@ class POSE_OT_rq_ik_grab(bpy.types.Operator):
         elif pressed and kind in CANCEL:
             return self._finish(context, confirm=False)
         elif pressed and (kind in LONGER or (event.shift and kind == WHEEL_LONGER)):
-            self._set_length(context, min(self.length + 1, self.longest))
+            length = min(self.length + 1, self.longest)
         elif pressed and (kind in SHORTER or (event.shift and kind == WHEEL_SHORTER)):
-            self._set_length(context, max(self.length - 1, 1))
+            length = max(self.length - 1, 1)
         else:
             return {'RUNNING_MODAL'}
+        self._set_length(context, length)
         try:
             self._update(context)
-        except ValueError as error:  # a chain the solver refuses: back to the start
+        except Exception as error:  # never a traceback: every bone back, the reason reported
             self._finish(context, confirm=False)
             return transaction.report_failure(self, error)
         return {'RUNNING_MODAL'}
@@ -176,10 +178,11 @@ class POSE_OT_rq_ik_grab(bpy.types.Operator):
 
     def _set_length(self, context: bpy.types.Context, length: int) -> None:
         """Solve ``length`` bones of each chain from now on: the bones left out go back to
-        their start, the others keep their pose."""
+        their start, the others keep their pose. A chain of that length in which nothing can
+        turn keeps the length as it was (with a warning; the next solve poses the bones put
+        back)."""
         if length == self.length:
             return
-        self.length = length
         chains = []
         for grab in self.grabs:
             bones = ik_chain.auto_ik_chain(grab.initial.pose_bones()[-1])[-length:]
@@ -188,8 +191,14 @@ class POSE_OT_rq_ik_grab(bpy.types.Operator):
             ik_chain.restore(replace(grab.initial, bones=dropped))
             chains.append(bones)
         context.view_layer.update()
-        for grab, bones in zip(self.grabs, chains, strict=True):
-            grab.chain = grab.last = ik_chain.read_chain(bones)
+        try:
+            read = [ik_chain.read_chain(bones) for bones in chains]
+        except ValueError as error:
+            self.report({'WARNING'}, f"Chain length stays {self.length}: {error}")
+            return
+        self.length = length
+        for grab, chain in zip(self.grabs, read, strict=True):
+            grab.chain = grab.last = chain
 
     def _header(self, context: bpy.types.Context) -> None:
         distances = [g.result.distance for g in self.grabs if g.result is not None]

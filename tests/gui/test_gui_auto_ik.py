@@ -206,3 +206,30 @@ def test_reach_with_ik_is_one_undo_step(gui, auto_ik):
     assert gui.run(f"result = {VALUES}") == auto_ik
     gui.run("gui_scenes.redo()")
     assert gui.run(f"result = {VALUES}") == after
+
+
+def test_a_chain_length_where_nothing_turns_is_refused_and_the_drag_goes_on(gui, auto_ik):
+    limits = gui.run(
+        "pb = bpy.data.objects['Chain'].pose.bones['Forearm']\n"
+        "result = [list(pb['rq_swing_limit']), list(pb['rq_twist_limit'])]\n"
+        "pb['rq_swing_limit'] = [0.0, 0.0]\npb['rq_twist_limit'] = [0.1, 0.1]\n"
+        "pb.id_data.update_tag()\nbpy.context.view_layer.update()\n"
+    )
+    try:
+        mouse = start_grab(gui)
+        state = gui.run(f"result = {GRABBING}")
+        gui.xdotool("key", "Page_Down")
+        state = wait_for_change(gui, GRABBING, state)
+        assert state[1] == 2
+        gui.xdotool("key", "Page_Down")  # the Forearm alone cannot turn: the length stays
+        gui.xdotool("mousemove", str(mouse[0] + 40), str(mouse[1] + 50))
+        state = wait_for_change(gui, GRABBING, state)
+        assert state[1] == 2  # (events come in order: the key was handled before the move)
+        gui.xdotool("key", "Escape")
+        assert wait_for_change(gui, GRABBING, state) is None
+    finally:
+        gui.run(
+            "pb = bpy.data.objects['Chain'].pose.bones['Forearm']\n"
+            f"pb['rq_swing_limit'], pb['rq_twist_limit'] = {limits!r}\n"
+            "pb.id_data.update_tag()\n"
+        )
