@@ -30,8 +30,9 @@ not inherit its parent's rotation).
 
 `write_result` stores a solution in each bone's own mode: add-on bones through
 `bone_modes.parameters_for_rotation` (the equivalent closest to the start, swing/twist within
-its limits), native bones in their own channels (quaternions on the start's side, Euler angles
-and axis-angle vectors the equivalents closest to the start). Held bones are never written.
+its limits), native bones in their own channels (Euler angles as the solver moved them from
+the start, quaternions on the start's side, axis-angle vectors the equivalents closest to
+the start). Held bones are never written.
 """
 
 from __future__ import annotations
@@ -280,8 +281,11 @@ def write_result(chain: Chain, result: IKResult, near: Chain | None = None) -> N
     ):
         if bone.held:
             continue
-        q = _joint_quat(joint, params)
-        _write(pose_bone, bone, q, before.start)
+        if bone.mode in EULER_ORDERS:  # the solver's own angles: locks exact, continuous
+            pose_bone.rotation_euler = tuple(float(x) for x in params)
+            pose_bone.id_data.update_tag()
+            continue
+        _write(pose_bone, bone, _joint_quat(joint, params), before.start)
 
 
 def current_values(chain: Chain) -> Chain:
@@ -347,7 +351,8 @@ def _joint_quat(joint: Joint, params: NDArray[np.float64]) -> NDArray[np.float64
 def _write(
     pose_bone: bpy.types.PoseBone, bone: ChainBone, q: NDArray[np.float64], near: Any
 ) -> None:
-    """Give one bone the rotation ``q`` in its mode, the equivalent closest to ``near``."""
+    """Give an add-on, quaternion or axis-angle bone the rotation ``q`` in its mode, the
+    equivalent closest to ``near``."""
     mode = bone.mode
     if mode in ADDON_MODES:
         values, _ = bone_modes.parameters_for_rotation(
@@ -356,11 +361,7 @@ def _write(
         bone_modes.write_parameters(pose_bone, values)
         return
     near = np.asarray(near, dtype=np.float64)
-    if mode in EULER_ORDERS:
-        pose_bone.rotation_euler = tuple(
-            float(x) for x in rq.quat_to_euler(q, cast(Any, mode), near=near)
-        )
-    elif mode == "QUATERNION":
+    if mode == "QUATERNION":
         sign = -1.0 if float(np.dot(q, near)) < 0.0 else 1.0
         pose_bone.rotation_quaternion = tuple(float(x) * sign for x in q)
     else:  # AXIS_ANGLE: the vector closest to the start's, its axis kept at angle 0
