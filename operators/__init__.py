@@ -9,7 +9,9 @@ from . import (
     bone_values,
     compare,
     continuity_filter,
+    ik_grab,
     ik_limits,
+    ik_reach,
     pose_tools,
     posing,
     reparameterize,
@@ -30,5 +32,7 @@ register, unregister = register_modules_factory(
         posing,
         bone_values,
         pose_tools,
+        ik_reach,
+        ik_grab,
     )
 )

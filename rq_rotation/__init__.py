@@ -50,6 +50,7 @@ from .euler import (
     matrix_to_euler,
     quat_to_euler,
 )
+from .ik import IKResult, Joint, solve_chain
 from .mirror import mirror_quat, mirror_rq, mirror_swing_twist, mirror_twist_limit
 from .quaternion import (
     align_quat_signs,
@@ -100,6 +101,8 @@ __all__ = [
     "SMALL_ANGLE_DERIVATIVES",
     "SMALL_ANGLE_RQ_TO_QUAT",
     "SMALL_RATIO_QUAT_TO_RQ",
+    "IKResult",
+    "Joint",
     "RQSpline",
     "align_quat_signs",
     "angular_speed",
@@ -152,6 +155,7 @@ __all__ = [
     "shell_index",
     "slerp",
     "slerp_keys",
+    "solve_chain",
     "spherical_bezier",
     "squad",
     "squad_controls",

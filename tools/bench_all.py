@@ -28,6 +28,7 @@ MARK = "README_ROWS "
 # (benchmark module, the environments in .venvs/ it runs in)
 BENCHMARKS = (
     ("bench_core", ("dev", "bpy-5.2")),
+    ("bench_ik", ("dev",)),
     ("bench_playback", ("bpy-4.5", "bpy-5.2")),
     ("bench_convert", ("bpy-4.5", "bpy-5.2")),
     ("bench_operators", ("bpy-4.5", "bpy-5.2")),

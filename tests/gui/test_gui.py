@@ -292,9 +292,10 @@ KEYMAP_ITEMS = (
 )
 
 
-# R first; then the pose tools (tests/gui/test_gui_pose_tools.py).
+# R and G (Auto IK) first; then the pose tools (tests/gui/test_gui_pose_tools.py).
 POSE_KEYS = [
     ["pose.rq_rotate", "R", "PRESS"],
+    ["pose.rq_ik_grab", "G", "PRESS"],
     ["pose.rq_rot_clear", "R", "PRESS"],
     ["pose.rq_keyframe_insert", "I", "PRESS"],
     ["pose.rq_copy", "C", "PRESS"],

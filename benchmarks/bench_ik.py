@@ -1,0 +1,232 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Speed and accuracy of the chain IK solver (issue 14) against SciPy's SLSQP.
+
+Both solve the same chains from the same start poses: a 3-joint arm (a swing/twist shoulder
+with an ellipse and a twist range, a hinge elbow, an RQ wrist) and a 10-joint chain of
+swing/twist joints (a tail or a spine, each with its ellipse and twist range). Two kinds of
+target:
+
+* *drag*: the end effector dragged along a curve in steps of 1% of the chain's length, each
+  solve starting from the last pose (what ``pose.rq_ik_reach`` and Auto IK do);
+* *reach*: a target far from the start, the tip of a random pose within the limits.
+
+SLSQP minimizes the squared distance with the ellipses as inequality constraints, the twist
+ranges and hinge segments as bounds, and numerical Jacobians (its default), using the solver's
+own forward kinematics (``_Chain.evaluate`` without Jacobians), so both pay the same for a
+pose. ``ftol=1e-12``: tighter does not lower its final error on these chains. Times are CPU
+times of the process (``time.process_time``), medians over the targets.
+
+Run from the repository root: ``python benchmarks/bench_ik.py``.
+"""
+
+from __future__ import annotations
+
+import math
+import pathlib
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+import rq_rotation as rq
+from rq_rotation import Joint, solve_chain
+from rq_rotation import ik as ik_module
+
+TIP = np.array([0.0, 1.0, 0.0])
+TARGETS = {"3-joint": 2.0, "10-joint": 10.0}  # ms, median, the issue's targets
+
+
+def _offset(length: float) -> np.ndarray:
+    m = np.eye(4)
+    m[1, 3] = length
+    return m
+
+
+def arm(rng: np.random.Generator) -> list[Joint]:
+    """Shoulder (ellipse 70 x 110 degrees, twist -40..80), hinge elbow, RQ wrist."""
+    return [
+        Joint(
+            "swing_twist",
+            (*rng.uniform(-0.3, 0.3, 2), rng.uniform(-0.3, 0.3)),
+            swing_limit=(math.radians(70), math.radians(110)),
+            twist_limit=(math.radians(-40), math.radians(80)),
+        ),
+        Joint(
+            "swing_twist",
+            (rng.uniform(0.2, 1.0), 0.0, 0.0),
+            offset=_offset(1.0),
+            swing_limit=(2.5, 0.0),
+            twist_limit=(0.0, 0.0),
+        ),
+        Joint("rq", rng.normal(0.0, 0.3, 3), offset=_offset(0.9)),
+    ]
+
+
+def tail(rng: np.random.Generator, n: int = 10) -> list[Joint]:
+    """``n`` swing/twist joints, ellipse 0.5 x 0.7, twist -0.3..0.3, bones 0.4 long."""
+    return [
+        Joint(
+            "swing_twist",
+            (*rng.uniform(-0.2, 0.2, 2), rng.uniform(-0.1, 0.1)),
+            offset=_offset(0.4) if i else np.eye(4),
+            swing_limit=(0.5, 0.7),
+            twist_limit=(-0.3, 0.3),
+        )
+        for i in range(n)
+    ]
+
+
+def _chain(joints: list[Joint], target: np.ndarray) -> ik_module._Chain:
+    chain = ik_module._Chain(joints, TIP, target, None, 1.0)
+    chain.start(np.stack([j.params for j in joints]))
+    return chain
+
+
+def slsqp(joints: list[Joint], target: np.ndarray) -> tuple[np.ndarray, float]:
+    """SciPy's SLSQP on the same problem: (parameters (n, 3), distance left)."""
+    from scipy.optimize import minimize
+
+    chain = _chain(joints, target)
+    bounds, constraints = [], []
+    for i, joint in enumerate(joints):
+        if joint.kind != "swing_twist":
+            bounds += [(None, None)] * 3
+            continue
+        a, b, lo, hi = (float(x) for x in rq.effective_limits(*joint.swing_limit, *joint.twist_limit))
+        bounds += [(-a, a), (-b, b), (lo, hi)]
+        if a > 0 and b > 0:
+            constraints.append(
+                {
+                    "type": "ineq",
+                    "fun": lambda x, i=i, a=a, b=b: 1.0 - (x[3 * i] / a) ** 2 - (x[3 * i + 1] / b) ** 2,
+                }
+            )
+
+    def distance2(x: np.ndarray) -> float:
+        end = chain.evaluate(x.reshape(-1, 3), jacobians=False).end
+        d = end - target
+        return float(d @ d)
+
+    x0 = np.stack([j.params for j in joints]).ravel()
+    result = minimize(
+        distance2,
+        x0,
+        method="SLSQP",
+        bounds=bounds,
+        constraints=constraints,
+        options={"ftol": 1e-12, "maxiter": 500},
+    )
+    return result.x.reshape(-1, 3), math.sqrt(distance2(result.x))
+
+
+def _with_params(joints: list[Joint], params: np.ndarray) -> list[Joint]:
+    return [
+        Joint(j.kind, p, j.offset, j.locks, j.swing_limit, j.twist_limit, j.euler_order)
+        for j, p in zip(joints, params, strict=True)
+    ]
+
+
+def _end(joints: list[Joint], params: np.ndarray) -> np.ndarray:
+    return _chain(joints, np.zeros(3)).evaluate(np.asarray(params), jacobians=False).end
+
+
+def _within_limits(joints: list[Joint], params: np.ndarray) -> np.ndarray:
+    out = params.copy()
+    for i, joint in enumerate(joints):
+        if joint.kind == "swing_twist":
+            a, b, lo, hi = rq.effective_limits(*joint.swing_limit, *joint.twist_limit)
+            out[i, :2] = rq.clamp_swing_ellipse(out[i, :2], a, b)
+            out[i, 2] = rq.clamp_twist(out[i, 2], lo, hi)
+    return out
+
+
+def problems(kind: str, name: str, count: int, seed: int = 7):
+    """``count`` (joints, target) pairs: drags (consecutive) or far reaches."""
+    rng = np.random.default_rng(seed)
+    make = arm if name == "3-joint" else tail
+    joints = make(rng)
+    if kind == "drag":
+        start = np.stack([j.params for j in joints])
+        base = _end(joints, start)
+        length = ik_module._chain_length(_chain(joints, base).evaluate(start, False))
+        radius = 0.15 * length
+        step = 0.01 * length
+        angles = np.arange(count) * step / radius
+        path = base + radius * np.stack(
+            [np.sin(angles), np.cos(angles) - 1.0, 0.2 * np.sin(2 * angles)], axis=1
+        )
+        for target in path[1:]:
+            yield joints, target
+            joints = _with_params(joints, solve_chain(joints, TIP, target).params)
+        return
+    for _ in range(count):
+        joints = make(rng)
+        pose = np.stack([j.params for j in joints]) + rng.normal(0.0, 0.6, (len(joints), 3))
+        yield joints, _end(joints, _within_limits(joints, pose))
+
+
+def measure(kind: str, name: str, count: int) -> dict[str, float]:
+    ours, theirs, ours_d, theirs_d, iterations = [], [], [], [], []
+    not_worse = 0
+    for joints, target in list(problems(kind, name, count)):
+        t0 = time.process_time()
+        result = solve_chain(joints, TIP, target)
+        t1 = time.process_time()
+        _, distance = slsqp(joints, target)
+        t2 = time.process_time()
+        ours.append(t1 - t0)
+        theirs.append(t2 - t1)
+        ours_d.append(result.distance)
+        theirs_d.append(distance)
+        iterations.append(result.iterations)
+        not_worse += result.distance <= distance + 1e-12
+    return {
+        "ours_ms": 1e3 * float(np.median(ours)),
+        "theirs_ms": 1e3 * float(np.median(theirs)),
+        "ratio": float(np.median(np.array(theirs) / np.array(ours))),
+        "ours_error": float(np.median(ours_d)),
+        "theirs_error": float(np.median(theirs_d)),
+        "ours_worst": float(np.max(ours_d)),
+        "not_worse": not_worse,
+        "count": len(ours),
+        "iterations": float(np.median(iterations)),
+    }
+
+
+CASES = (("drag", "3-joint", 60), ("drag", "10-joint", 40), ("reach", "3-joint", 30), ("reach", "10-joint", 15))
+
+
+def readme_rows() -> list[dict[str, str]]:
+    """The rows of the README's benchmark table (see ``tools/bench_all.py``)."""
+    import scipy
+
+    rows = []
+    for kind, name, count in CASES:
+        m = measure(kind, name, count)
+        rows.append(
+            {
+                "measurement": f"IK {name} chain, {kind} ({m['count']} targets, median)",
+                "ours": f"{m['ours_ms']:.2f} ms, error {m['ours_error']:.0e} (worst {m['ours_worst']:.0e})",
+                "peer": f"{m['theirs_ms']:.1f} ms, error {m['theirs_error']:.0e} (SciPy {scipy.__version__} SLSQP)",
+                "ratio": f"{m['ratio']:.0f}x faster, error not worse in {m['not_worse']}/{m['count']}",
+                "target": f">= 10x, equal or better error; < {TARGETS[name]:g} ms",
+            }
+        )
+    return rows
+
+
+def main() -> None:
+    for kind, name, count in CASES:
+        m = measure(kind, name, count)
+        print(
+            f"{name:9s} {kind:5s}: ours {m['ours_ms']:7.2f} ms ({m['iterations']:.0f} it), "
+            f"SLSQP {m['theirs_ms']:8.2f} ms, ratio {m['ratio']:6.1f}x | error ours "
+            f"{m['ours_error']:.1e} (worst {m['ours_worst']:.1e}), SLSQP {m['theirs_error']:.1e}, "
+            f"ours not worse {m['not_worse']}/{m['count']}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,978 @@
+"""Limit-aware inverse kinematics for chains of RQ, swing/twist and Euler joints.
+
+The paper's first application of RQ (Grassia 1997, section 4.1) is differential control: the
+analytic derivatives ``dR/dv`` drive inverse kinematics, and ball-and-socket limits are plain
+inequalities on the parameters (section 5). `solve_chain` is such a solver.
+
+The chain
+---------
+A chain is a sequence of `Joint` records from the root to the tip. Joint ``i`` has three
+parameters ``p_i``, a rotation ``R_i(p_i)`` (3x3, see *Joint kinds*) and an ``offset`` ``O_i``
+(4x4 affine): the joint's rest frame expressed in the frame of joint ``i - 1`` *after* that
+joint's rotation (for joint 0: in world space). The frames are::
+
+    F_-1 = I,    F_i = F_(i-1) @ O_i @ [[R_i, 0], [0, 1]]
+
+and the end effector is the point ``F_(n-1) @ (tip, 1)``. For a chain of Blender pose bones
+(matrices as in ``PoseBone.matrix = parent.matrix @ parent_rest^-1 @ rest @ basis``):
+``O_i = S_(i-1) @ rest_(i-1)^-1 @ rest_i @ T(location_i)`` (its translation puts the head at
+the parent's tail, so it holds the parent bone's length; ``S`` is the parent's scale), ``O_0``
+holds the armature's world matrix and the pose of the bones above the chain, and
+``tip = S_(n-1) @ (0, length, 0)``: the last bone's tail.
+
+Joint kinds (parameters ``p = (p0, p1, p2)``, rotation ``R``)
+-------------------------------------------------------------
+* ``"rq"``: ``p`` is the RQ vector ``v``, ``R = rq_to_matrix(v)``. While solving, a joint
+  without locks is moved away from the singular shells (``reparameterize``, section 3.2.2);
+  the result is the equivalent vector closest to the start (``quat_to_rq(..., near=start)``).
+* ``"swing_twist"``: ``p = (swing x, swing z, twist)``, ``R`` of ``swing * twist`` (the twist
+  about the bone's Y acts first), with the swing ellipse ``swing_limit = (a, b)`` and the
+  twist range ``twist_limit = (lo, hi)``, meant as everywhere in the core
+  (`effective_limits`: a negative semi-axis acts as 0, which holds that coordinate at 0; an
+  inverted range holds the twist at ``lo``).
+* ``"euler"``: ``p`` holds the angles about X, Y and Z, ``R = euler_to_matrix(p, order)``
+  (order ``'XYZ'`` applies X first, as Blender).
+
+``locks[k]`` holds ``p[k]`` at its start value. This models Blender's ``lock_rotation``: an
+Euler bone locks its angles. Blender limits a quaternion or axis-angle bone with locks by
+converting it to XYZ Euler angles and back (its transform tools do), so such a bone is
+modelled as an ``"euler"`` joint of order ``'XYZ'`` (and as an ``"rq"`` joint when no axis is
+locked). On ``"rq"`` joints a lock holds a component of ``v``.
+
+What is solved
+--------------
+Lexicographically: first the end effector as close to ``target`` as the limits allow (and,
+with ``target_rotation``, the last frame's linear part ``F_(n-1)[:3, :3]`` close to it in the
+Frobenius norm, weighted by ``orientation_weight`` per unit of chain length); among those
+poses, the one closest to the start pose: the smallest sum of squared joint rotation angles
+``sum_i angle(R_i(start)^T R_i)^2``. Targets out of reach give the closest reachable pose.
+The solution found is a local one: the closest pose connected to the start, which is what
+dragging wants.
+
+Method (`_solve`): sequential quadratic programming from the analytic Jacobians
+(``rq_quat_jacobian`` of every elementary rotation, chained through ``quat_matrix_jacobian``;
+the angles' Jacobian is ``rq_velocity`` in the local frame, as a matrix). While reaching, a
+Levenberg-Marquardt step for the reach (BFGS-corrected while it falls slowly, out of reach)
+plus a Gauss-Newton step for the angles in the reach's null space; once reached, steps along
+the reaching set for the angles (their Hessian model corrected by secant updates), pulled back
+by chord Gauss-Newton steps. Limits hold at every iterate: box bounds (the twist range, a
+hinge's segment) and the ellipse as the paper's inequality ``(r_x/a)^2 + (r_z/b)^2 <= 1``. A
+limit the step pushes against is held (an active set: the bound fixed, the swing moved along
+the ellipse's tangent and projected back onto it); a step that would cross a limit stops on
+it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ._checks import as_float_array, check_order
+from .derivatives import quat_matrix_jacobian
+from .quaternion import _qmul
+from .rq import _nearest_equivalent
+from .shells import reparameterize
+from .swing_twist import effective_limits
+
+__all__ = ["IKResult", "Joint", "solve_chain"]
+
+JointKind = Literal["rq", "swing_twist", "euler"]
+KINDS: tuple[str, ...] = ("rq", "swing_twist", "euler")
+
+#: Relative reach tolerance: the solver stops reaching once the end effector is this close
+#: to the target, in units of the chain's length.
+REACH_TOLERANCE = 1e-11
+
+#: Longest step (radians, all parameters together) while reaching; the angles' part and the
+#: reach's part are bounded separately.
+MAX_STEP = 0.5
+
+#: The angles are minimized until a step is shorter than this (radians).
+STEP_TOLERANCE = 1e-7
+
+#: While the angles are minimized, a step may leave the reach off by this times its squared
+#: length (in chain lengths) after restoring; the next step's Gauss-Newton part takes it back.
+RESTORE_SLACK = 1e-3
+
+#: The angles' Hessian model is kept positive definite with eigenvalues at least this (the
+#: Gauss-Newton term alone has eigenvalues near 1; its smallest, ``(theta/2) cot(theta/2)``,
+#: falls to 0 only at a joint turned by pi).
+ANGLES_FLOOR = 1e-3
+
+#: A swing is on its ellipse (a limit that can be active) when
+#: ``(r_x/a)^2 + (r_z/b)^2 >= 1 - ON_BOUNDARY``; a bounded parameter when it is this close to
+#: its bound (radians).
+ON_BOUNDARY = 1e-9
+
+# dR/dq_a of a quaternion is linear in q: dR/dq_a(q) = sum_b q_b _DRDQ[b, a]. From the core's
+# quat_matrix_jacobian at the basis quaternions; R(q) = 1/2 sum_a q_a dR/dq_a (R is a
+# homogeneous quadratic in q).
+_DRDQ = quat_matrix_jacobian(np.eye(4))
+
+_E = np.eye(3)
+_Z = np.zeros((3, 3))
+
+#: Below this angle the kernels use the first two terms of their series (whose next terms
+#: are below 1e-20 relative there) instead of the closed forms' 0/0.
+_TINY = 1e-4
+
+# [v]x / 2 as a tensor: ([v]x)_ij = -eps_ijk v_k
+_HALF_CROSS = np.zeros((3, 3, 3))
+for _i, _j, _k in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
+    _HALF_CROSS[_i, _j, _k] = -0.5
+    _HALF_CROSS[_j, _i, _k] = 0.5
+
+# The Hamilton product as a tensor: (p * q)_a = sum_ij _HAMILTON[a, i, j] p_i q_j.
+_HAMILTON = np.moveaxis(_qmul(np.eye(4)[:, None], np.eye(4)[None]), -1, 0)
+# vee of a skew matrix W: (W[2, 1], W[0, 2], W[1, 0]) = 0.5 (W[_VEE_I, _VEE_J] - W[_VEE_J, _VEE_I])
+_VEE_I, _VEE_J = np.array([2, 0, 1]), np.array([1, 2, 0])
+
+
+def _hamilton(p: NDArray[np.float64], q: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Hamilton products ``p * q`` of quaternion stacks (n, 4)."""
+    return np.einsum("aij,ni,nj->na", _HAMILTON, p, q)
+
+
+def _factor_kernel(v, jacobians):
+    """Quaternions (m, 4) and ``dq/dv`` (m, 4, 3) of a small stack of RQ vectors (m, 3).
+
+    The formulas of ``rq_to_quat`` and ``rq_quat_jacobian``: ``q = (cos(theta/2), s v)``,
+    ``dq_w/dv_j = -s v_j / 2``, ``dq_i/dv_j = s delta_ij + g v_i v_j`` with
+    ``s = sin(theta/2)/theta`` and ``g = (cos(theta/2)/2 - s)/theta^2``, in a few whole-stack
+    operations: the public functions are built for large stacks and cost ten times more on
+    the handful of vectors of a chain (tested equal to them within 4e-16). ``g``'s closed form
+    cancels near 0, losing ``eps/theta^2`` absolutely, but it only enters as ``g v_i v_j``
+    (of size ``theta^2``), which keeps it at ``eps``; below ``_TINY`` the first two terms of
+    the series (exact there to far below ``eps``) replace the 0/0.
+    """
+    th2 = np.einsum("ij,ij->i", v, v)
+    th = np.sqrt(th2)
+    c = np.cos(0.5 * th)
+    tiny = th < _TINY
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = np.where(tiny, 0.5 - th2 / 48.0, np.sin(0.5 * th) / th)
+        g = np.where(tiny, th2 / 960.0 - 1.0 / 24.0, (0.5 * c - s) / th2)
+    q = np.empty((len(v), 4))
+    q[:, 0] = c
+    q[:, 1:] = s[:, None] * v
+    if not jacobians:
+        return q, None
+    jq = np.empty((len(v), 4, 3))
+    jq[:, 0] = -0.5 * s[:, None] * v
+    jq[:, 1:] = (g[:, None] * v)[:, :, None] * v[:, None, :] + s[:, None, None] * _E
+    return q, jq
+
+
+def _log(q):
+    """RQ vectors (n, 3) of the quaternions (n, 4) with ``|v| <= pi`` (``quat_to_rq``)."""
+    xyz = q[:, 1:]
+    norm = np.sqrt(np.einsum("ij,ij->i", xyz, xyz))
+    w = q[:, 0]
+    f = 2.0 * np.arctan2(norm, np.abs(w)) / np.maximum(norm, 1e-300)
+    return xyz * np.copysign(f, w)[:, None]
+
+
+def _log_jacobian(delta):
+    """``A(delta)`` (n, 3, 3) with ``d delta/dt = A omega`` for a body-frame angular velocity.
+
+    ``rq_velocity(delta, omega, "local") = a omega + (delta x omega)/2 + b (delta . omega)
+    delta`` as a matrix, ``b = (1 - (theta/2) cot(theta/2)) / theta^2``, ``a = 1 - b theta^2``
+    (tested equal). As in `_factor_kernel`, ``b``'s cancellation costs nothing where it enters
+    (``b delta delta^T``, ``b theta^2``); below ``_TINY`` its series' first two terms.
+    """
+    th2 = np.einsum("ij,ij->i", delta, delta)
+    th = np.sqrt(th2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        b = np.where(
+            th < _TINY, 1.0 / 12.0 + th2 / 720.0, (1.0 - 0.5 * th / np.tan(0.5 * th)) / th2
+        )
+    out = (b[:, None] * delta)[:, :, None] * delta[:, None, :]
+    out += (1.0 - b * th2)[:, None, None] * _E
+    out += np.einsum("ijk,nk->nij", _HALF_CROSS, delta)
+    return out
+
+
+# Elementary rotations per joint: each joint's rotation is R = R_f2 @ R_f1 @ R_f0 (factor 0
+# acts first) with factor f the RQ vector S_f @ p. Unused factors have S = 0 (the identity).
+
+
+def _axis(k: int, param: int) -> NDArray[np.float64]:
+    """Selection putting parameter ``param`` on axis ``k`` of an RQ vector."""
+    s = np.zeros((3, 3))
+    s[k, param] = 1.0
+    return s
+
+
+_SWING = np.zeros((3, 3))
+_SWING[0, 0] = 1.0  # v_x = swing x
+_SWING[2, 1] = 1.0  # v_z = swing z
+
+
+def _selection(kind: str, order: str) -> NDArray[np.float64]:
+    """The factors' selections (3 factors, 3, 3) of a joint kind (and Euler order)."""
+    if kind == "rq":
+        return np.stack([_E, _Z, _Z])
+    if kind == "swing_twist":  # twist (0, t, 0) first, then the swing (x, 0, z)
+        return np.stack([_axis(1, 2), _SWING, _Z])
+    return np.stack([_axis("XYZ".index(c), "XYZ".index(c)) for c in order])
+
+
+@dataclass(frozen=True, eq=False)
+class Joint:
+    """One joint of a chain (see the module's docstring for the frames and the kinds).
+
+    Attributes
+    ----------
+    kind : {"rq", "swing_twist", "euler"}
+    params : ndarray, shape (3,)
+        The start pose: the RQ vector; (swing x, swing z, twist); or the Euler angles about
+        X, Y, Z (radians).
+    offset : ndarray, shape (4, 4)
+        Affine rest frame in the parent joint's rotated frame (joint 0: in world space).
+    locks : tuple of 3 bool
+        ``locks[k]`` holds ``params[k]`` at its start value.
+    swing_limit : (a, b)
+        Swing ellipse semi-axes (``"swing_twist"`` only), radians.
+    twist_limit : (lo, hi)
+        Twist range (``"swing_twist"`` only), radians.
+    euler_order : str
+        Blender's Euler order (``"euler"`` only).
+
+    Bad values (NaN, inf, wrong shapes, an unknown kind or order) raise ``ValueError`` naming
+    the field.
+    """
+
+    kind: JointKind
+    params: NDArray[np.float64]
+    offset: NDArray[np.float64] = field(default_factory=lambda: np.eye(4))
+    locks: tuple[bool, bool, bool] = (False, False, False)
+    swing_limit: tuple[float, float] = (math.pi, math.pi)
+    twist_limit: tuple[float, float] = (-math.pi, math.pi)
+    euler_order: str = "XYZ"
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"joint kind must be one of {KINDS}, got {self.kind!r}")
+        params = as_float_array(self.params, "joint params")
+        if params.shape != (3,):
+            raise ValueError(f"joint params must have shape (3,), got {params.shape}")
+        offset = as_float_array(self.offset, "joint offset")
+        if offset.shape != (4, 4):
+            raise ValueError(f"joint offset must have shape (4, 4), got {offset.shape}")
+        locks = tuple(bool(x) for x in self.locks)
+        if len(locks) != 3:
+            raise ValueError(f"joint locks must be 3 booleans, got {self.locks!r}")
+        swing_limit = as_float_array(self.swing_limit, "joint swing_limit")
+        twist_limit = as_float_array(self.twist_limit, "joint twist_limit")
+        if swing_limit.shape != (2,) or twist_limit.shape != (2,):
+            raise ValueError("joint swing_limit and twist_limit must be pairs of numbers")
+        order = check_order(self.euler_order)
+        for name, value in (
+            ("params", params),
+            ("offset", offset),
+            ("locks", locks),
+            ("swing_limit", tuple(float(x) for x in swing_limit)),
+            ("twist_limit", tuple(float(x) for x in twist_limit)),
+            ("euler_order", order),
+        ):
+            object.__setattr__(self, name, value)
+        params.flags.writeable = False
+        offset.flags.writeable = False
+
+
+@dataclass(frozen=True, eq=False)
+class IKResult:
+    """What `solve_chain` found.
+
+    Attributes
+    ----------
+    params : ndarray, shape (n, 3)
+        The new parameters of each joint (in the joint's own convention; RQ vectors closest
+        to the start's, so a dragged chain stays continuous).
+    distance : float
+        Distance left from the end effector to the target (world units).
+    orientation_error : float or None
+        With ``target_rotation``: the Frobenius norm of ``F_(n-1)[:3, :3] - target_rotation``
+        (for a rigid chain ``2 sqrt(2) sin(angle / 2)`` of the angle between them).
+    active : tuple of tuple of str
+        Per joint, the limits the result lies on: ``"swing"`` (on the ellipse, or at an end of
+        a hinge's segment), ``"twist_min"``, ``"twist_max"``.
+    iterations : int
+        Gauss-Newton iterations taken.
+    moved : float
+        ``sqrt(sum of squared joint rotation angles)`` from the start pose (radians).
+    """
+
+    params: NDArray[np.float64]
+    distance: float
+    orientation_error: float | None
+    active: tuple[tuple[str, ...], ...]
+    iterations: int
+    moved: float
+
+
+class _Chain:
+    """The chain's constant arrays, validated, and its kinematics."""
+
+    def __init__(
+        self,
+        joints: Sequence[Joint],
+        tip: NDArray[np.float64],
+        target: NDArray[np.float64],
+        target_rotation: NDArray[np.float64] | None,
+        orientation_weight: float,
+    ) -> None:
+        n = len(joints)
+        self.n = n
+        self.offsets = np.stack([j.offset for j in joints])
+        self.sel = np.stack([_selection(j.kind, j.euler_order) for j in joints])
+        lower = np.full((n, 3), -np.inf)
+        upper = np.full((n, 3), np.inf)
+        ellipse = np.zeros((n, 2))  # semi-axes where both are positive, else 0
+        fixed = np.array([j.locks for j in joints], dtype=bool)
+        for i, j in enumerate(joints):
+            if j.kind != "swing_twist":
+                continue
+            a, b, lo, hi = (float(x) for x in effective_limits(*j.swing_limit, *j.twist_limit))
+            lower[i, 2], upper[i, 2] = lo, hi
+            if a > 0 and b > 0:
+                ellipse[i] = a, b
+            else:  # a hinge (one coordinate on a segment) or no swing at all
+                lower[i, :2], upper[i, :2] = (-a, -b), (a, b)
+        self.lower, self.upper, self.ellipse = lower, upper, ellipse
+        self.has_ellipse = np.flatnonzero(ellipse[:, 0] > 0)
+        fixed |= lower == upper
+        self.fixed = fixed.ravel()
+        self.free_rq = np.array([j.kind == "rq" and not any(j.locks) for j in joints])
+        self.tip = tip
+        self.target = target
+        self.target_rotation = target_rotation
+        self.orientation_weight = orientation_weight
+        self.scale = 1.0
+        self.q0_inv = np.tile([1.0, 0.0, 0.0, 0.0], (n, 1))  # the start's inverse, see start()
+        self.diag = np.arange(n)
+
+    def start(self, p: NDArray[np.float64]) -> _State:
+        """Make ``p`` (n, 3) the pose the angles are measured from; measure the chain's length
+        (``scale``, the unit of the reach's residual). Returns the state at ``p``."""
+        qf = _factor_kernel(np.einsum("jfab,jb->jfa", self.sel, p).reshape(-1, 3), False)[0]
+        qf = qf.reshape(self.n, 3, 4)
+        q0 = _hamilton(qf[:, 2], _hamilton(qf[:, 1], qf[:, 0]))
+        self.q0_inv = q0 * (1.0, -1.0, -1.0, -1.0)
+        self.scale = 1.0
+        state = self.evaluate(p, jacobians=True)
+        self.scale = _chain_length(state)
+        if self.scale > 0.0:
+            state.r1[:3] /= self.scale
+            state.j1[:3] /= self.scale
+        return state
+
+    # -- limits ---------------------------------------------------------------------------
+
+    def project(self, p: NDArray[np.float64]) -> NDArray[np.float64]:
+        """The closest point of the limits (box bounds, then the ellipses) to ``p`` (n, 3)."""
+        p = np.clip(p, self.lower, self.upper)
+        for i in self.has_ellipse:
+            p[i, :2] = _project_ellipse(p[i, 0], p[i, 1], *self.ellipse[i])
+        return p
+
+    # -- kinematics -----------------------------------------------------------------------
+
+    def evaluate(self, p: NDArray[np.float64], jacobians: bool) -> _State:
+        """Residuals (and with ``jacobians`` their Jacobians) at ``p`` (n, 3)."""
+        n = self.n
+        v = np.einsum("jfab,jb->jfa", self.sel, p).reshape(3 * n, 3)
+        qf, jq = _factor_kernel(v, jacobians)
+        drdq = np.einsum("fb,bakl->fakl", qf, _DRDQ)  # (3n, 4, 3, 3)
+        rf = np.einsum("fa,fakl->fkl", qf, drdq).reshape(n, 3, 3, 3)
+        rf *= 0.5
+        qf = qf.reshape(n, 3, 4)
+        q_rel = _hamilton(self.q0_inv, _hamilton(qf[:, 2], _hamilton(qf[:, 1], qf[:, 0])))
+        r10 = rf[:, 1] @ rf[:, 0]
+        rot = rf[:, 2] @ r10
+        # forward: the frames before each rotation, then the one after the last
+        pre = np.empty((n, 4, 4))
+        frame = np.eye(4)
+        for i in range(n):
+            pre[i] = frame @ self.offsets[i]
+            frame = pre[i].copy()
+            frame[:3, :3] = pre[i, :3, :3] @ rot[i]
+        end = frame[:3, :3] @ self.tip + frame[:3, 3]
+        state = _State(p, end, frame[:3, :3], pre[:, :3, 3])
+        rows = [(end - self.target) / self.scale]
+        if self.target_rotation is not None:
+            rows.append(self.orientation_weight * (frame[:3, :3] - self.target_rotation).ravel())
+        state.r1 = np.concatenate(rows)
+        state.delta = _log(q_rel)
+        if not jacobians:
+            return state
+        drf = np.einsum("fakl,fam->fmkl", drdq, jq).reshape(n, 3, 3, 3, 3)
+        drf = np.einsum("jfmkl,jfmc->jfckl", drf, self.sel)  # dR_f/dp_c
+        # d(R2 R1 R0)/dp_c = dR2 R1 R0 + R2 dR1 R0 + R2 R1 dR0
+        r2 = rf[:, 2, None]
+        drot = drf[:, 2] @ r10[:, None] + r2 @ (
+            drf[:, 1] @ rf[:, 0, None] + rf[:, 1, None] @ drf[:, 0]
+        )
+        # backward: the end effector (x) and the last frame (B) in each joint's rotated frame
+        x = np.empty((n, 3))
+        below = np.empty((n, 3, 3))
+        x[n - 1] = self.tip
+        below[n - 1] = np.eye(3)
+        for i in range(n - 1, 0, -1):
+            lin = self.offsets[i, :3, :3] @ rot[i]
+            x[i - 1] = lin @ x[i] + self.offsets[i, :3, 3]
+            below[i - 1] = lin @ below[i]
+        mlin = pre[:, :3, :3]
+        mdr = mlin[:, None] @ drot  # (n, 3 params, 3, 3)
+        cols = [(mdr @ x[:, None, :, None]).reshape(3 * n, 3).T / self.scale]
+        if self.target_rotation is not None:
+            cols.append(self.orientation_weight * (mdr @ below[:, None]).reshape(3 * n, 9).T)
+        state.j1 = np.concatenate(cols)
+        # the angles: d delta/dp_c = A(delta) omega_c, omega_c = vee(R^T dR/dp_c) (body frame)
+        wmat = np.swapaxes(rot, 1, 2)[:, None] @ drot
+        omega = 0.5 * (wmat[..., _VEE_I, _VEE_J] - wmat[..., _VEE_J, _VEE_I])  # (n, c, 3)
+        ddelta = _log_jacobian(state.delta)[:, None] @ omega[..., None]  # (n, c, 3, 1)
+        j2 = np.zeros((n, 3, n, 3))
+        j2[self.diag, :, self.diag, :] = np.swapaxes(ddelta[..., 0], 1, 2)
+        state.j2 = j2.reshape(3 * n, 3 * n)
+        return state
+
+
+class _State:
+    """Residuals at a point: ``r1`` the reach (normalized), ``delta`` the angles' vectors."""
+
+    __slots__ = ("delta", "end", "j1", "j2", "linear", "p", "pivots", "r1")
+
+    def __init__(self, p, end, linear, pivots):
+        self.p, self.end, self.linear, self.pivots = p, end, linear, pivots
+        self.r1: NDArray[np.float64]
+        self.delta: NDArray[np.float64]
+        self.j1: NDArray[np.float64]
+        self.j2: NDArray[np.float64]
+
+    @property
+    def e1(self) -> float:
+        return float(np.sqrt(self.r1 @ self.r1))
+
+    @property
+    def e2(self) -> float:
+        d = self.delta.ravel()
+        return float(d @ d)
+
+
+def _project_ellipse(px: float, pz: float, a: float, b: float) -> tuple[float, float]:
+    """Closest point of the filled ellipse ``(x/a)^2 + (z/b)^2 <= 1`` (``a, b > 0``) to a point.
+
+    The same projection as ``clamp_swing_ellipse``, for one point in Python floats: Newton's
+    method on ``f(t) = (a px/(t + a^2))^2 + (b pz/(t + b^2))^2 - 1`` from the lower bound
+    ``max(a |px| - a^2, b |pz| - b^2, 0)`` of its root (``f`` is convex and decreasing, so the
+    iterates rise monotonically to the root).
+    """
+    if (px / a) ** 2 + (pz / b) ** 2 <= 1.0:
+        return px, pz
+    a2, b2 = a * a, b * b
+    ax, bz = a * abs(px), b * abs(pz)
+    t = max(ax - a2, bz - b2, 0.0)
+    for _ in range(100):
+        u, w = ax / (t + a2), bz / (t + b2)
+        f = u * u + w * w - 1.0
+        if f <= 0.0:
+            break
+        df = -2.0 * (u * u / (t + a2) + w * w / (t + b2))
+        step = -f / df
+        t += step
+        if step <= 1e-16 * t:
+            break
+    return a2 * px / (t + a2), b2 * pz / (t + b2)
+
+
+def _ellipse_normal(chain: _Chain, p: NDArray[np.float64], i: int) -> NDArray[np.float64] | None:
+    """Outward normal ``(x/a^2, z/b^2)`` of joint ``i``'s ellipse if its swing is on it."""
+    a, b = chain.ellipse[i]
+    x, z = p[i, 0], p[i, 1]
+    if (x / a) ** 2 + (z / b) ** 2 < 1.0 - ON_BOUNDARY:
+        return None
+    return np.array([x / (a * a), z / (b * b)])
+
+
+def _basis(chain, p, held_box, held_ellipse):
+    """Directions the step may take (3n, m): free parameters, tangents of held ellipses."""
+    free = ~chain.fixed & ~held_box
+    for i in held_ellipse:
+        free[3 * i : 3 * i + 2] = False
+    cols = [np.eye(3 * chain.n)[:, free]]
+    for i in held_ellipse:
+        nrm = _ellipse_normal(chain, p, i)
+        t = np.zeros(3 * chain.n)
+        if not chain.fixed[3 * i] and not chain.fixed[3 * i + 1]:
+            t[3 * i : 3 * i + 2] = (-nrm[1], nrm[0]) / np.hypot(nrm[0], nrm[1])
+            cols.append(t[:, None])
+    return np.concatenate(cols, axis=1)
+
+
+def _pushing(chain, p, step, held_box, held_ellipse):
+    """Limits on whose boundary ``p`` (n, 3) lies and that the full step (3n,) crosses."""
+    flat = p.ravel()
+    box = held_box | (
+        ((flat <= chain.lower.ravel() + ON_BOUNDARY) & (step < 0))
+        | ((flat >= chain.upper.ravel() - ON_BOUNDARY) & (step > 0))
+    )
+    box &= ~chain.fixed
+    ellipse = set(held_ellipse)
+    for i in chain.has_ellipse:
+        nrm = _ellipse_normal(chain, p, i)
+        if nrm is not None and nrm @ step[3 * i : 3 * i + 2] > 0:
+            ellipse.add(int(i))
+    return box, sorted(ellipse)
+
+
+def _constrained_step(chain, state, solve):
+    """``solve(Z)`` (a step in the basis) with the active set grown until no limit is crossed.
+
+    Returns ``(step (3n,), Z, held_box (3n,) bool, held_ellipse list)``.
+    """
+    held_box = np.zeros(3 * chain.n, dtype=bool)
+    held_ellipse: list[int] = []
+    for _ in range(4):
+        z = _basis(chain, state.p, held_box, held_ellipse)
+        step = z @ solve(z) if z.shape[1] else np.zeros(3 * chain.n)
+        box, ellipse = _pushing(chain, state.p, step, held_box, held_ellipse)
+        if np.array_equal(box, held_box) and ellipse == held_ellipse:
+            break
+        held_box, held_ellipse = box, ellipse
+    return step, z, held_box, held_ellipse
+
+
+def _advance(chain, p, step, held_box, held_ellipse):
+    """``p + alpha step`` (n, 3), ``alpha <= 1`` stopping at the first limit not held.
+
+    The step runs along the held limits (their tangents); its end is projected back onto
+    them. A limit the step would cross from inside stops it there, so the next step finds
+    that limit on its boundary and holds it (an active-set method).
+    """
+    flat = p.ravel()
+    alpha = 1.0
+    lower, upper = chain.lower.ravel(), chain.upper.ravel()
+    free = ~held_box & (step != 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        room = np.where(step > 0, upper - flat, lower - flat) / step
+    room = room[free & np.isfinite(room)]
+    if room.size:
+        alpha = min(alpha, float(room.min()))
+    for i in chain.has_ellipse:
+        if i in held_ellipse:
+            continue
+        a, b = chain.ellipse[i]
+        x, z = flat[3 * i] / a, flat[3 * i + 1] / b
+        dx, dz = step[3 * i] / a, step[3 * i + 1] / b
+        qa = dx * dx + dz * dz
+        if qa == 0.0 or (x + dx) ** 2 + (z + dz) ** 2 <= 1.0:
+            continue
+        qb = x * dx + z * dz
+        qc = x * x + z * z - 1.0  # <= 0 inside
+        alpha = min(alpha, (-qb + math.sqrt(max(qb * qb - qa * qc, 0.0))) / qa)
+    return chain.project((flat + max(alpha, 0.0) * step).reshape(-1, 3))
+
+
+def _svd_parts(a1):
+    """``(U, s, Vt, rank)`` of the reach Jacobian in the step basis, rank relative to ``s[0]``."""
+    u, s, vt = np.linalg.svd(a1, full_matrices=True)
+    rank = int(np.sum(s > 1e-10 * s[0])) if s.size and s[0] > 0 else 0
+    return u, s, vt, rank
+
+
+def solve_chain(
+    joints: Sequence[Joint],
+    tip: ArrayLike,
+    target: ArrayLike,
+    *,
+    target_rotation: ArrayLike | None = None,
+    orientation_weight: float = 1.0,
+    max_iterations: int = 200,
+    callback: Callable[[int, NDArray[np.float64]], None] | None = None,
+) -> IKResult:
+    """Turn the joints of a chain so that the end effector reaches ``target``.
+
+    Parameters
+    ----------
+    joints : sequence of Joint
+        From the root to the tip; their ``params`` are the start pose.
+    tip : array_like, shape (3,)
+        The end effector in the last joint's rotated frame (a bone's tail: ``(0, length, 0)``).
+    target : array_like, shape (3,)
+        World position to reach.
+    target_rotation : array_like, shape (3, 3), optional
+        The last frame's linear part ``F_(n-1)[:3, :3]`` to match too (a rotation matrix for
+        rigid chains).
+    orientation_weight : float
+        Weight of the orientation residual against the position residual measured in chain
+        lengths.
+    max_iterations : int
+        Gauss-Newton iterations at most.
+    callback : callable(iteration, params), optional
+        Called with every accepted iterate (iteration 0 is the start, moved into the limits),
+        ``params`` of shape (n, 3) as `IKResult.params`.
+
+    Returns
+    -------
+    IKResult
+
+    Raises
+    ------
+    ValueError
+        No joints; NaN or inf in ``tip``, ``target`` or ``target_rotation``; a chain of zero
+        length (the end effector on the first joint's pivot and no offset between joints);
+        every parameter of the chain locked (by ``locks`` or by zero-width limits).
+
+    Examples
+    --------
+    Two unit bones along Y, swing/twist joints without twist: a shoulder with a swing ellipse
+    of 1 radian about X and 1.5 about Z, and an elbow bent 0.3 radians about X. The hand
+    reaches a point in front; the elbow bends, the shoulder barely moves:
+
+    >>> import numpy as np
+    >>> from rq_rotation import Joint, solve_chain
+    >>> up = np.eye(4)
+    >>> up[1, 3] = 1.0  # the elbow at the upper arm's tail
+    >>> chain = [
+    ...     Joint("swing_twist", (0.0, 0.0, 0.0), swing_limit=(1.0, 1.5), twist_limit=(0, 0)),
+    ...     Joint("swing_twist", (0.3, 0.0, 0.0), offset=up, twist_limit=(0, 0)),
+    ... ]
+    >>> result = solve_chain(chain, (0.0, 1.0, 0.0), (0.0, 1.2, 1.0))
+    >>> bool(result.distance < 1e-9), result.active, result.params[:, 0].round(4)
+    (True, ((), ()), array([0.0202, 1.349 ]))
+
+    Out of reach, the shoulder stops on its ellipse and the elbow points the hand at the
+    target; the distance left is reported:
+
+    >>> result = solve_chain(chain, (0.0, 1.0, 0.0), (0.0, 0.0, 3.0))
+    >>> round(result.distance, 4), result.active, result.params[:, 0].round(4)
+    (1.2251, (('swing',), ()), array([1.    , 0.8161]))
+    """
+    joints = list(joints)
+    if not joints:
+        raise ValueError("the chain has no joints")
+    for i, joint in enumerate(joints):
+        if not isinstance(joint, Joint):
+            raise ValueError(f"joint {i} is not a Joint record, got {type(joint).__name__}")
+    tip_a = as_float_array(tip, "tip")
+    target_a = as_float_array(target, "target")
+    if tip_a.shape != (3,) or target_a.shape != (3,):
+        raise ValueError("tip and target must have shape (3,)")
+    rot_target = None
+    if target_rotation is not None:
+        rot_target = as_float_array(target_rotation, "target_rotation")
+        if rot_target.shape != (3, 3):
+            raise ValueError(f"target_rotation must have shape (3, 3), got {rot_target.shape}")
+    weight = float(as_float_array(orientation_weight, "orientation_weight"))
+    chain = _Chain(joints, tip_a, target_a, rot_target, weight)
+    if chain.fixed.all():
+        raise ValueError("every rotation axis of the chain is locked: nothing can turn")
+
+    start = np.stack([j.params for j in joints])
+    p = chain.project(start.copy())
+    p[chain.free_rq] = reparameterize(p[chain.free_rq])
+    state = chain.start(p)
+    if chain.scale == 0.0:
+        raise ValueError("the chain has zero length: its end effector never moves")
+    if callback is not None:
+        callback(0, _output(chain, p, start))
+
+    state, iterations = _solve(chain, state, max_iterations, callback, start)
+
+    rot_err = None
+    if rot_target is not None:
+        rot_err = float(np.linalg.norm(state.linear - rot_target))
+    return IKResult(
+        params=_output(chain, state.p, start),
+        distance=float(np.linalg.norm(state.end - target_a)),
+        orientation_error=rot_err,
+        active=_active(chain, state.p),
+        iterations=iterations,
+        moved=math.sqrt(state.e2),
+    )
+
+
+def _chain_length(state: _State) -> float:
+    """Sum of the distances between consecutive pivots and from the last to the end effector."""
+    points = np.concatenate([state.pivots, state.end[None]])
+    return float(np.linalg.norm(np.diff(points, axis=0), axis=1).sum())
+
+
+def _output(chain: _Chain, p: NDArray[np.float64], start: NDArray[np.float64]):
+    """Parameters to hand out: free RQ joints' vectors closest to their start."""
+    out = p.copy()
+    if chain.free_rq.any():
+        out[chain.free_rq] = _nearest_equivalent(p[chain.free_rq], start[chain.free_rq])
+    return out
+
+
+def _accept(chain, state, callback, iteration, start):
+    """The next iterate: free RQ joints moved inside the first shell, reported to ``callback``.
+
+    Returns ``(state, jumped)``, ``jumped`` when a vector was reparameterized.
+    """
+    jumped = False
+    rq = state.p[chain.free_rq]
+    if rq.size and np.any(np.einsum("ij,ij->i", rq, rq) > math.pi**2):
+        p = state.p.copy()
+        p[chain.free_rq] = reparameterize(rq)
+        state = chain.evaluate(p, jacobians=True)
+        jumped = True
+    if callback is not None:
+        callback(iteration, _output(chain, state.p, start))
+    return state, jumped
+
+
+def _bounded(step, bound):
+    """``step`` scaled down to length ``bound`` if longer."""
+    length = float(np.sqrt(step @ step))
+    return step * (bound / length) if length > bound else step
+
+
+def _bfgs(model, s, y):
+    """BFGS update of a Hessian model with Powell's damping (it stays positive definite)."""
+    bs = model @ s
+    sbs = s @ bs
+    if sbs <= 0.0:
+        return model
+    sy = s @ y
+    if sy < 0.2 * sbs:
+        theta = 0.8 * sbs / (sbs - sy)
+        y = theta * y + (1.0 - theta) * bs
+        sy = s @ y
+    return model + np.outer(y, y) / sy - np.outer(bs, bs) / sbs
+
+
+def _solve_positive(matrix, rhs, floor):
+    """``matrix^-1 rhs`` with ``matrix`` (symmetric) shifted up to eigenvalues ``>= floor``.
+
+    (The floor is at least ``1e-12`` of the largest eigenvalue, to stay solvable.)
+    """
+    eigenvalues = np.linalg.eigvalsh(matrix)
+    floor = max(floor, 1e-12 * abs(eigenvalues[-1]), 1e-300)
+    shift = max(floor - eigenvalues[0], 0.0)
+    return np.linalg.solve(matrix + shift * np.eye(len(matrix)), rhs)
+
+
+def _secant(curvature, s, change, jacobian):
+    """Structured PSB update: ``J^T J + S`` maps the step ``s`` to the gradient's ``change``.
+
+    ``change`` is the gradient's change minus nothing of the Gauss-Newton part, which is exact
+    at the new point: ``S s = change - J^T J s`` is imposed with the least change to ``S``.
+    """
+    ss = s @ s
+    if ss == 0.0:
+        return curvature
+    r = change - jacobian.T @ (jacobian @ s) - curvature @ s
+    rs = np.outer(r, s)
+    return curvature + (rs + rs.T) / ss - (r @ s) * np.outer(s, s) / (ss * ss)
+
+
+def _solve(chain, state, max_iterations, callback, start):
+    """Sequential quadratic programming on "reach, then the angles" (see the module's text).
+
+    Every step has a (Levenberg-Marquardt damped) Gauss-Newton part for the reach, minimum-norm,
+    and a part in the reach Jacobian's null space that minimizes a quadratic model of the
+    angles: ``J2^T J2`` (exact from the analytic Jacobians) plus ``S``, the curvature of the
+    reaching set and of the angles, from a structured Powell-symmetric-Broyden secant update
+    of the Lagrangian's gradient. While the end effector approaches the target a step counts
+    when the reach improves. Once it reaches (or, out of reach, stops improving), a step counts
+    when the angles decrease and the reach stays within its tolerance (plus the order of the
+    step squared, which the next step's Gauss-Newton part takes back); the end of a step is
+    first pulled back to the reaching set by chord Gauss-Newton steps. The step is halved
+    until it counts.
+    """
+    size = 3 * chain.n
+    curvature = np.zeros((size, size))
+    mu = 1e-2
+    slow = False  # the reach falls slowly: out of reach, a large residual
+    slowly = 0
+    model = np.zeros((size, size))  # then a BFGS model of the reach's Hessian
+    reaching = state.e1 > REACH_TOLERANCE
+    cap, anchor = _settled(state)
+    crawling = 0
+    iterations = 0
+    while iterations < max_iterations:
+        hessian = state.j2.T @ state.j2 + curvature
+        gradient = state.j2.T @ state.delta.ravel()
+        damping = mu * mu if reaching else 0.0
+        parts = {}
+
+        def solve(
+            z,
+            state=state,
+            parts=parts,
+            hessian=hessian,
+            gradient=gradient,
+            damping=damping,
+            reaching=reaching,
+            slow=slow,
+            model=model,
+        ):
+            u, s, vt, rank = _svd_parts(state.j1 @ z)
+            ur, sr, vr = u[:, :rank], s[:rank], vt[:rank].T
+            parts["pinv"] = z @ (vr / sr) @ ur.T  # the chord: the reach's pseudo-inverse
+            if reaching and slow:
+                # the BFGS model's step, kept out of the directions that do not move the end
+                # effector at all (a twist about a bone pointing at a target out of reach),
+                # where the model knows nothing and the angles decide later
+                hz = z.T @ model @ z + damping * np.eye(z.shape[1])
+                y = -_solve_positive(hz, z.T @ (state.j1.T @ state.r1), damping)
+                return vr @ (vr.T @ y)
+            else:
+                y = -(vr * (sr / (sr * sr + damping))) @ (ur.T @ state.r1)
+            null = vt[rank:].T
+            if not null.shape[1]:
+                return y
+            hz = z.T @ hessian @ z
+            reduced = null.T @ hz @ null + damping * np.eye(null.shape[1])
+            g = null.T @ (z.T @ gradient + hz @ y)
+            tangent = -null @ _solve_positive(reduced, g, ANGLES_FLOOR)
+            if reaching:
+                # the reach's part within the step bound, the angles' part shorter than the
+                # square root of the reach's residual: it moves the end effector at second
+                # order, which must not undo the reach's progress
+                y = _bounded(y, MAX_STEP)
+                tangent = _bounded(tangent, min(MAX_STEP, math.sqrt(state.e1)))
+            return y + tangent
+
+        step, _, held_box, held_ellipse = _constrained_step(chain, state, solve)
+        length = float(np.sqrt(step @ step))
+        if length < (1e-14 if reaching else STEP_TOLERANCE):
+            if not reaching:
+                break
+            reaching, cap, anchor = False, *_settled(state)
+            continue
+        step = _bounded(step, (2.0 if reaching else 1.0) * MAX_STEP)
+        iterations += 1
+        if reaching:
+            trial = chain.evaluate(_advance(chain, state.p, step, held_box, held_ellipse), True)
+            # the gain against the linear model's: a step that gains less than a tenth of it
+            # is refused, the damping follows the ratio (a trust region's rule)
+            predicted = state.e1**2 - float(np.sum((state.r1 + state.j1 @ step) ** 2))
+            ratio = (state.e1**2 - trial.e1**2) / predicted if predicted > 0 else -1.0
+            gain = state.e1 - trial.e1
+            if gain > 0.0 and (ratio > 0.1 or slow):
+                # Fletcher and Xu's hybrid: Gauss-Newton while the reach falls fast, else BFGS
+                if trial.e1 > 0.5 * state.e1:
+                    if not slow:
+                        model = state.j1.T @ state.j1
+                    g_old, g_new = state.j1.T @ state.r1, trial.j1.T @ trial.r1
+                    model = _bfgs(model, (trial.p - state.p).ravel(), g_new - g_old)
+                    slowly += 1
+                    slow = slowly >= 2
+                else:
+                    slow, slowly = False, 0
+                state, jumped = _accept(chain, trial, callback, iterations, start)
+                slow = slow and not jumped
+                mu = max(mu / 4.0, 1e-9) if ratio > 0.5 else mu * (1.0 if ratio > 0.25 else 4.0)
+                # out of reach, along a flat valley of closest poses: on to the angles
+                crawling = crawling + 1 if gain <= 1e-12 * state.e1 else 0
+                if state.e1 <= REACH_TOLERANCE or crawling >= 2:
+                    reaching, cap, anchor = False, *_settled(state)
+            else:
+                mu *= 8.0
+                if mu > 1e8:
+                    reaching, cap, anchor = False, *_settled(state)
+            continue
+        trial = None
+        for _ in range(10):
+            slack = cap + RESTORE_SLACK * float(step @ step)
+            p = _advance(chain, state.p, step, held_box, held_ellipse)
+            trial = _restore(chain, p, parts["pinv"], anchor, slack)
+            if trial is not None and trial.e2 < state.e2:
+                break
+            trial = None
+            step = 0.5 * step
+        if trial is None:
+            if not curvature.any():
+                break
+            curvature[:] = 0.0  # the model misled: start again from Gauss-Newton
+            continue
+        gain = state.e2 - trial.e2
+        old = state
+        state = trial if hasattr(trial, "j1") else chain.evaluate(trial.p, jacobians=True)
+        grad_new = state.j2.T @ state.delta.ravel()
+        multiplier = -np.linalg.lstsq(state.j1.T, grad_new, rcond=None)[0]
+        change = grad_new - gradient + (state.j1 - old.j1).T @ multiplier
+        curvature = _secant(curvature, (state.p - old.p).ravel(), change, state.j2)
+        state, jumped = _accept(chain, state, callback, iterations, start)
+        if jumped:
+            curvature[:] = 0.0
+        if gain <= 1e-14 * state.e2 + 1e-300:
+            break
+    return _polish(chain, state, cap, iterations, callback, start)
+
+
+def _settled(state):
+    """The reach kept while the angles are minimized: ``(cap on |r1|, r1 to restore to)``.
+
+    Reached: ``r1 = 0``. Out of reach: the closest approach's residual, within ``1e-9`` of it.
+    """
+    if state.e1 <= REACH_TOLERANCE:
+        return REACH_TOLERANCE, 0.0
+    return state.e1 * (1.0 + 1e-9) + REACH_TOLERANCE, state.r1.copy()
+
+
+def _polish(chain, state, cap, iterations, callback, start):
+    """A few minimum-norm Gauss-Newton steps on the reach alone, down to ``cap``."""
+    for _ in range(5):
+        if state.e1 <= cap:
+            break
+        step, _, held_box, held_ellipse = _constrained_step(
+            chain,
+            state,
+            lambda z, state=state: -np.linalg.pinv(state.j1 @ z, rcond=1e-10) @ state.r1,
+        )
+        trial = chain.evaluate(_advance(chain, state.p, step, held_box, held_ellipse), True)
+        if trial.e1 >= state.e1:
+            break
+        iterations += 1
+        state = _accept(chain, trial, callback, iterations, start)[0]
+    return state, iterations
+
+
+def _restore(chain, p, pinv, r1, cap):
+    """Chord Gauss-Newton steps from ``p`` back to the reach residual ``r1`` (see `_settled`),
+    until ``|r1|`` is within ``cap`` (else None).
+
+    ``pinv`` (3n, rows of r1): the pseudo-inverse of the reach Jacobian at the last iterate,
+    whose residual was ``r1``: zero when the target is reached, the closest approach when it
+    is out of reach (aiming at zero there would leave the set of closest poses).
+    """
+    trial = chain.evaluate(p, jacobians=True)  # the next iterate's, when no restoring is needed
+    for _ in range(6):
+        if trial.e1 <= cap:
+            return trial
+        p = chain.project(p - (pinv @ (trial.r1 - r1)).reshape(-1, 3))
+        trial = chain.evaluate(p, jacobians=False)
+    return trial if trial.e1 <= cap else None
+
+
+def _active(chain: _Chain, p: NDArray[np.float64]) -> tuple[tuple[str, ...], ...]:
+    out = []
+    for i in range(chain.n):
+        names = []
+        if i in chain.has_ellipse:
+            if _ellipse_normal(chain, p, i) is not None:
+                names.append("swing")
+        elif any(
+            not chain.fixed[3 * i + k]
+            and np.isfinite(chain.upper[i, k])
+            and abs(abs(p[i, k]) - chain.upper[i, k]) <= ON_BOUNDARY
+            for k in (0, 1)
+        ):
+            names.append("swing")
+        if not chain.fixed[3 * i + 2] and np.isfinite(chain.lower[i, 2]):
+            if p[i, 2] <= chain.lower[i, 2] + ON_BOUNDARY:
+                names.append("twist_min")
+            elif p[i, 2] >= chain.upper[i, 2] - ON_BOUNDARY:
+                names.append("twist_max")
+        out.append(tuple(names))
+    return tuple(out)

@@ -1,0 +1,499 @@
+"""The chain IK solver (rq_rotation.ik): limits at every iterate, reach, the closest pose
+against a brute force, dragging continuity, targets out of reach, locks and bad input."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from conftest import random_unit
+from scipy.optimize import minimize
+from scipy.spatial.transform import Rotation
+
+import rq_rotation as rq
+from rq_rotation import Joint, solve_chain
+from rq_rotation import ik as ik_module
+
+TIP = np.array([0.0, 1.0, 0.0])
+
+
+def offset(length=1.0):
+    """A child's rest frame at its parent's tail (a connected bone of that length)."""
+    m = np.eye(4)
+    m[1, 3] = length
+    return m
+
+
+def rotation(joint: Joint, p) -> np.ndarray:
+    """A joint's rotation matrix from the public API (independent of the solver's kernels)."""
+    p = np.asarray(p, dtype=float)
+    if joint.kind == "rq":
+        return rq.rq_to_matrix(p)
+    if joint.kind == "swing_twist":
+        return rq.quat_to_matrix(rq.swing_twist_to_quat(p[:2], p[2]))
+    return rq.euler_to_matrix(p, joint.euler_order)
+
+
+def end_effector(joints, params, tip=TIP):
+    frame = np.eye(4)
+    for joint, p in zip(joints, params, strict=True):
+        frame = frame @ joint.offset
+        frame[:3, :3] = frame[:3, :3] @ rotation(joint, p)
+    return frame[:3, :3] @ tip + frame[:3, 3]
+
+
+def joint_angles(joints, a, b):
+    """Per joint, the angle between the rotations of parameters ``a`` and ``b``."""
+    return np.array(
+        [
+            rq.quat_angle_between(
+                rq.matrix_to_quat(rotation(j, pa)), rq.matrix_to_quat(rotation(j, pb))
+            )
+            for j, pa, pb in zip(joints, a, b, strict=True)
+        ]
+    )
+
+
+def within_limits(joint: Joint, p, tol=1e-12):
+    if joint.kind != "swing_twist":
+        return True
+    a, b, lo, hi = rq.effective_limits(*joint.swing_limit, *joint.twist_limit)
+    x, z, t = p
+    inside = True
+    if a > 0 and b > 0:
+        inside = (x / a) ** 2 + (z / b) ** 2 <= 1.0 + tol
+    else:
+        inside = abs(x) <= a + tol and abs(z) <= b + tol
+    return bool(inside and lo - tol <= t <= hi + tol)
+
+
+def arm(rng, n, kind="rq", **limits):
+    joints = []
+    for i in range(n):
+        p = rng.normal(0.0, 0.3, 3)
+        if kind == "swing_twist":
+            p[2] = 0.0
+            joints.append(Joint("swing_twist", p, offset=offset() if i else np.eye(4), **limits))
+        else:
+            joints.append(Joint(kind, p, offset=offset() if i else np.eye(4)))
+    return joints
+
+
+def start_of(joints):
+    return np.stack([j.params for j in joints])
+
+
+# -- the private kernels against the public functions ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    "angle", [0.0, 1e-12, 1e-6, 5e-3, 0.01, 0.2, 0.25, 0.3, 1.0, 3.0, 6.0, 9.0]
+)
+def test_factor_kernel_matches_rq_to_quat_and_its_jacobian(rng, angle):
+    v = random_unit(rng, 5) * angle
+    q, jac = ik_module._factor_kernel(v, True)
+    np.testing.assert_allclose(q, rq.rq_to_quat(v), rtol=0, atol=4e-16)
+    np.testing.assert_allclose(jac, rq.rq_quat_jacobian(v), rtol=0, atol=4e-16)
+
+
+@pytest.mark.parametrize("angle", [0.0, 1e-12, 1e-6, 0.2, 0.25, 0.3, 1.0, 3.0, math.pi])
+def test_log_and_its_jacobian_match_quat_to_rq_and_rq_velocity(rng, angle):
+    delta = random_unit(rng, 5) * angle
+    q = rq.rq_to_quat(delta)
+    np.testing.assert_allclose(ik_module._log(q), rq.quat_to_rq(q), rtol=0, atol=1e-15)
+    omega = rng.normal(size=(5, 3))
+    expected = rq.rq_velocity(delta, omega, frame="local")
+    got = np.einsum("nij,nj->ni", ik_module._log_jacobian(delta), omega)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-14)
+
+
+def test_fast_ellipse_projection_matches_clamp_swing_ellipse(rng):
+    for a, b in [(1.0, 1.0), (0.8, 1.2), (1e-3, 2.0), (3.0, 1e-4), (0.5, 0.5)]:
+        points = rng.normal(0.0, 2.0, (300, 2)) * rng.uniform(0.01, 10.0, (300, 1))
+        expected = rq.clamp_swing_ellipse(points, a, b)
+        got = np.array([ik_module._project_ellipse(x, z, a, b) for x, z in points])
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12 * max(a, b))
+
+
+def test_chain_jacobians_match_central_differences(rng):
+    """The analytic Jacobians of the reach (position and orientation) and of the angles."""
+    joints = [
+        Joint("swing_twist", (0.3, -0.2, 0.4)),
+        Joint("rq", (0.5, -1.0, 2.0), offset=offset(1.3)),
+        Joint("euler", (0.2, 0.7, -0.4), offset=offset(0.7), euler_order="ZXY"),
+    ]
+    chain = ik_module._Chain(joints, TIP, np.array([1.0, 1.0, 0.0]), np.eye(3), 0.7)
+    p = start_of(joints)
+    chain.start(p + 0.3)
+    state = chain.evaluate(p, jacobians=True)
+    h = 1e-6
+    for k in range(9):
+        dp = np.zeros(9)
+        dp[k] = h
+        plus = chain.evaluate(p + dp.reshape(3, 3), jacobians=False)
+        minus = chain.evaluate(p - dp.reshape(3, 3), jacobians=False)
+        np.testing.assert_allclose(state.j1[:, k], (plus.r1 - minus.r1) / (2 * h), atol=1e-8)
+        d2 = (plus.delta - minus.delta).ravel() / (2 * h)
+        np.testing.assert_allclose(state.j2[:, k], d2, atol=1e-8)
+
+
+# -- the closest pose, against a brute force -------------------------------------------------
+
+
+def _align(d):
+    """The rotations (..., 3, 3) taking Y to the unit vectors ``d`` (..., 3) by the shortest arc."""
+    y = np.array([0.0, 1.0, 0.0])
+    axis = np.cross(y, d)
+    s = np.linalg.norm(axis, axis=-1)
+    angle = np.arctan2(s, d @ y)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        v = np.where(s[..., None] > 0, axis / s[..., None] * angle[..., None], 0.0)
+    return v  # an RQ vector with no Y component: a swing
+
+
+def _elbows(target, phi):
+    """Elbow positions on the circle of two unit bones from the origin reaching ``target``."""
+    dist = np.linalg.norm(target)
+    u = target / dist
+    along = dist / 2.0
+    radius = math.sqrt(1.0 - along * along)
+    e1 = np.cross(u, [1.0, 0.0, 0.0])
+    if np.linalg.norm(e1) < 0.1:
+        e1 = np.cross(u, [0.0, 0.0, 1.0])
+    e1 /= np.linalg.norm(e1)
+    e2 = np.cross(u, e1)
+    return along * u + radius * (np.cos(phi)[..., None] * e1 + np.sin(phi)[..., None] * e2)
+
+
+def _rq_poses(target, phi, tau1, tau2):
+    """Every reaching pose of two RQ joints: elbow angle ``phi``, twists ``tau1``, ``tau2``."""
+    elbow = _elbows(target, phi)
+    r1 = Rotation.from_rotvec(_align(elbow)) * Rotation.from_rotvec(tau1[..., None] * [0, 1, 0])
+    forearm = r1.inv().apply(target - elbow)
+    r2 = Rotation.from_rotvec(_align(forearm)) * Rotation.from_rotvec(tau2[..., None] * [0, 1, 0])
+    return r1, r2
+
+
+def _objective(start_rotations, r1, r2):
+    a = (start_rotations[0].inv() * r1).magnitude()
+    b = (start_rotations[1].inv() * r2).magnitude()
+    return a * a + b * b
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_two_rq_joints_reach_the_closest_pose_of_a_brute_force(seed):
+    """Among the 3-parameter family of poses of two RQ joints reaching a target, the solver's is
+    the one with the smallest sum of squared rotation angles from the start, within 1e-3 rad
+    of the brute force's (a grid over the family, then refined)."""
+    rng = np.random.default_rng(seed)
+    joints = [
+        Joint("rq", rng.normal(0, 0.4, 3)),
+        Joint("rq", rng.normal(0, 0.4, 3), offset=offset()),
+    ]
+    start = start_of(joints)
+    tip0 = end_effector(joints, start)
+    target = tip0 + rng.normal(0, 0.4, 3)
+    target *= min(1.0, 1.9 / np.linalg.norm(target))
+    result = solve_chain(joints, TIP, target)
+    assert result.distance < 1e-9
+
+    r0 = [Rotation.from_rotvec(p) for p in start]
+    grid = np.linspace(-math.pi, math.pi, 73)
+    phi, t1, t2 = np.meshgrid(grid, grid, grid, indexing="ij")
+    r1, r2 = _rq_poses(target, phi.ravel(), t1.ravel(), t2.ravel())
+    values = _objective(r0, r1, r2)
+    best = np.argmin(values)
+
+    def f(x):
+        a, b = _rq_poses(target, np.array([x[0]]), np.array([x[1]]), np.array([x[2]]))
+        return float(_objective(r0, a, b)[0])
+
+    refined = minimize(
+        f,
+        [phi.ravel()[best], t1.ravel()[best], t2.ravel()[best]],
+        method="Nelder-Mead",
+        options={"xatol": 1e-10, "fatol": 1e-14, "maxiter": 20000},
+    )
+    b1, b2 = _rq_poses(target, *(np.array([x]) for x in refined.x))
+    assert result.moved**2 <= refined.fun + 1e-9
+    ours = [Rotation.from_rotvec(p) for p in result.params]
+    assert (ours[0].inv() * b1[0]).magnitude() < 1e-3
+    assert (ours[1].inv() * b2[0]).magnitude() < 1e-3
+
+
+PAST_THE_ELBOWS_LIMIT = [  # (start, a pose within the limits whose tip is the target, stops?)
+    (((0.05, -0.02), (0.45, 0.03)), ((0.1, 0.05), (0.35, 0.5)), True),
+    (((0.1, 0.1), (0.4, 0.3)), ((0.25, 0.05), (0.2, 0.8)), True),
+    (((-0.1, 0.2), (0.3, -0.5)), ((0.0, 0.1), (0.45, -0.3)), False),
+]
+
+
+@pytest.mark.parametrize("case", [*range(8), *PAST_THE_ELBOWS_LIMIT])
+def test_two_swing_joints_stop_at_the_ellipse_where_the_brute_force_does(case):
+    """Two swing/twist joints without twist (range [0, 0]) reach a target along a circle of
+    elbow positions; their ellipses cut it. The solver's pose is the brute force's closest
+    within 1e-3 rad, on the same limits. The targets: a drag away from the start (each swing
+    coordinate moved by up to 0.3 rad), and three from a start near the elbow's ellipse, two of
+    which stop it on the ellipse. (The solver finds the closest pose connected to the start:
+    limits can cut the reaching set into pieces, and a far target can lead it into another.)"""
+    limits = {"swing_limit": (0.5, 0.9), "twist_limit": (0.0, 0.0)}
+    if isinstance(case, int):
+        rng = np.random.default_rng(200 + case)
+        swings0 = rng.uniform(-0.2, 0.2, (2, 2))
+        moved = rq.clamp_swing_ellipse(swings0 + rng.uniform(-0.3, 0.3, (2, 2)), 0.5, 0.9)
+    else:
+        swings0, moved = np.array(case[0]), np.array(case[1])
+    joints = [
+        Joint("swing_twist", (*swings0[0], 0.0), **limits),
+        Joint("swing_twist", (*swings0[1], 0.0), offset=offset(), **limits),
+    ]
+    start = start_of(joints)
+    pose = start.copy()
+    pose[:, :2] = moved
+    target = end_effector(joints, pose)
+    result = solve_chain(joints, TIP, target)
+    assert result.distance < 1e-9
+    stops = not isinstance(case, int) and case[2]
+    assert result.active == ((), ("swing",) if stops else ())
+
+    def swings(phi):
+        elbow = _elbows(target, phi)
+        s1 = _align(elbow)[..., [0, 2]]
+        r1 = Rotation.from_rotvec(_align(elbow))
+        s2 = _align(r1.inv().apply(target - elbow))[..., [0, 2]]
+        return s1, s2
+
+    def objective(phi):
+        s1, s2 = swings(phi)
+        inside = ((s1 / (0.5, 0.9)) ** 2).sum(-1) <= 1 + 1e-12
+        inside &= ((s2 / (0.5, 0.9)) ** 2).sum(-1) <= 1 + 1e-12
+        a = joint_angles_vec(start[0], s1)
+        b = joint_angles_vec(start[1], s2)
+        return np.where(inside, a * a + b * b, np.inf)
+
+    phi = np.linspace(-math.pi, math.pi, 200001)
+    values = objective(phi)
+    best = phi[np.argmin(values)]
+    assert np.isfinite(values.min())
+    s1, s2 = swings(np.array([best]))
+    got = result.params
+    assert result.moved**2 <= values.min() + 1e-6
+    assert joint_angles_vec(got[0], s1)[0] < 1e-3
+    assert joint_angles_vec(got[1], s2)[0] < 1e-3
+
+
+def joint_angles_vec(start, swings):
+    """Angles between the swing/twist pose ``start`` (3,) and swings (..., 2) without twist."""
+    q0 = rq.swing_twist_to_quat(start[:2], start[2])
+    q = rq.swing_twist_to_quat(swings, np.zeros(swings.shape[:-1]))
+    return rq.quat_angle_between(q0, q)
+
+
+# -- limits, reach, dragging ----------------------------------------------------------------
+
+
+def mixed_chain(rng):
+    """Shoulder (swing/twist), elbow (a hinge: zero semi-axis), wrist (RQ), a hand (Euler)."""
+    return [
+        Joint("swing_twist", (0.2, -0.1, 0.1), swing_limit=(0.7, 1.1), twist_limit=(-0.4, 0.8)),
+        Joint(
+            "swing_twist",
+            (0.3, 0.0, 0.0),
+            offset=offset(),
+            swing_limit=(1.5, 0.0),
+            twist_limit=(0.0, 0.0),
+        ),
+        Joint("rq", rng.normal(0, 0.3, 3), offset=offset(0.8)),
+        Joint(
+            "euler",
+            (0.1, 0.2, 0.3),
+            offset=offset(0.5),
+            euler_order="YZX",
+            locks=(False, True, False),
+        ),
+    ]
+
+
+def test_limits_and_locks_hold_at_every_iterate(rng):
+    for _ in range(12):
+        joints = mixed_chain(rng)
+        target = rng.normal(0.0, 1.6, 3)
+        seen: list[np.ndarray] = []
+        result = solve_chain(joints, TIP, target, callback=lambda i, p, seen=seen: seen.append(p))
+        assert 1 < len(seen) <= result.iterations + 1
+        for params in seen:
+            for joint, p in zip(joints, params, strict=True):
+                assert within_limits(joint, p), (joint, p)
+            assert params[1, 1] == 0.0  # the hinge's zero semi-axis
+            assert params[1, 2] == 0.0  # its twist range [0, 0]
+            assert params[3, 1] == joints[3].params[1]  # the locked Euler angle
+        np.testing.assert_allclose(seen[-1], result.params)
+
+
+def test_reachable_targets_are_reached_to_rounding(rng):
+    for n in (2, 3, 6, 10):
+        for _ in range(5):
+            joints = arm(rng, n)
+            pose = start_of(joints) + rng.normal(0, 0.5, (n, 3))
+            target = end_effector(joints, pose)
+            result = solve_chain(joints, TIP, target)
+            assert result.distance < 1e-9 * n
+            np.testing.assert_allclose(end_effector(joints, result.params), target, atol=1e-9 * n)
+
+
+def test_an_orientation_target_is_matched_too(rng):
+    joints = arm(rng, 4)
+    pose = start_of(joints) + rng.normal(0, 0.4, (4, 3))
+    frame = np.eye(4)
+    for joint, p in zip(joints, pose, strict=True):
+        frame = frame @ joint.offset
+        frame[:3, :3] = frame[:3, :3] @ rotation(joint, p)
+    result = solve_chain(joints, TIP, end_effector(joints, pose), target_rotation=frame[:3, :3])
+    assert result.distance < 1e-9
+    assert result.orientation_error < 1e-9
+
+
+def test_a_dragged_target_moves_the_chain_in_small_steps(rng):
+    """Targets 0.01 chain lengths apart along a curve: each solve starts from the last pose;
+    every parameter step stays small and every target is reached."""
+    joints = mixed_chain(rng)
+    base = end_effector(joints, start_of(joints))
+    total = 3.3
+    previous = start_of(joints)
+    for t in np.linspace(0.0, 1.0, 101)[1:]:
+        target = base + 0.5 * np.array(
+            [math.sin(2 * math.pi * t), math.cos(2 * math.pi * t) - 1, -t]
+        )
+        joints = [
+            Joint(j.kind, p, j.offset, j.locks, j.swing_limit, j.twist_limit, j.euler_order)
+            for j, p in zip(joints, previous, strict=True)
+        ]
+        result = solve_chain(joints, TIP, target)
+        assert result.distance < 1e-8 * total
+        assert np.abs(result.params - previous).max() < 0.15
+        assert result.moved < 0.15
+        previous = result.params
+
+
+def test_rq_joints_cross_the_shells_continuously():
+    """A free RQ joint started beyond 2 pi keeps its spin: the result is the equivalent
+    vector closest to the start (the solver works on the reparameterized one)."""
+    spin = np.array([0.0, 2.0 * math.pi + 1.0, 0.0])  # a turn and a radian about Y
+    joints = [Joint("rq", spin), Joint("rq", (0.3, 0.0, 0.0), offset=offset())]
+    target = end_effector(joints, start_of(joints)) + (0.2, -0.3, 0.1)
+    result = solve_chain(joints, TIP, target)
+    assert result.distance < 1e-9
+    v = result.params[0]
+    assert np.linalg.norm(v) > 2.0 * math.pi  # still beyond the first shell
+    np.testing.assert_allclose(v, rq.quat_to_rq(rq.rq_to_quat(v), near=spin), atol=1e-12)
+    assert joint_angles(joints, start_of(joints), result.params)[0] < 0.5
+
+
+# -- out of reach ------------------------------------------------------------------------------
+
+
+def test_a_target_out_of_reach_stretches_the_chain_towards_it(rng):
+    joints = arm(rng, 3)
+    direction = random_unit(rng, 1)[0]
+    result = solve_chain(joints, TIP, 5.0 * direction)
+    assert result.distance == pytest.approx(2.0, abs=1e-9)
+    # the distance is flat (quadratic) in the bend of a stretched chain: the pose within 1e-4
+    np.testing.assert_allclose(end_effector(joints, result.params), 3.0 * direction, atol=1e-4)
+
+
+def _slsqp_distance(joints, target):
+    """The reach of SciPy's SLSQP with the ellipses as inequalities (numerical Jacobians)."""
+    bounds, constraints = [], []
+    for i, joint in enumerate(joints):
+        a, b, lo, hi = rq.effective_limits(*joint.swing_limit, *joint.twist_limit)
+        bounds += [(-a, a), (-b, b), (lo, hi)]
+        constraints.append(
+            {
+                "type": "ineq",
+                "fun": lambda x, i=i, a=a, b=b: 1 - (x[3 * i] / a) ** 2 - (x[3 * i + 1] / b) ** 2,
+            }
+        )
+
+    def f(x):
+        d = end_effector(joints, x.reshape(-1, 3)) - target
+        return float(d @ d)
+
+    x0 = start_of(joints).ravel()
+    best = minimize(
+        f,
+        x0,
+        method="SLSQP",
+        bounds=bounds,
+        constraints=constraints,
+        options={"ftol": 1e-15, "maxiter": 1000},
+    )
+    return math.sqrt(best.fun)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_out_of_reach_with_limits_is_as_close_as_slsqp_gets(seed):
+    """Swing/twist chains against targets their limits keep out of reach: the distance left is
+    SciPy SLSQP's (from the same start, run to ``ftol=1e-15``) within 1e-6 of it, or less, and
+    the result lies on its limits. (With every joint on its limits the solver's active set
+    converges linearly; it stops within about 1e-7 of the chain's length.)"""
+    rng = np.random.default_rng(300 + seed)
+    joints = arm(rng, 3, "swing_twist", swing_limit=(0.6, 0.9), twist_limit=(-0.3, 0.3))
+    target = random_unit(rng, 1)[0] * rng.uniform(1.0, 4.0)
+    target[1] = -abs(target[1])  # behind the shoulder: out of reach
+    result = solve_chain(joints, TIP, target)
+    assert result.distance > 0.1
+    assert result.distance <= _slsqp_distance(joints, target) * (1.0 + 1e-6)
+    assert any(result.active)
+
+
+# -- locks and bad input ------------------------------------------------------------------------
+
+
+def test_locked_axes_stay_put(rng):
+    """An Euler bone locked about X and Z turns about Y only (a hinge); a locked RQ
+    component keeps its value."""
+    joints = [
+        Joint("euler", (0.3, 0.1, -0.2), euler_order="XYZ", locks=(True, False, True)),
+        Joint("rq", (0.2, 0.4, 0.1), offset=offset(), locks=(False, True, False)),
+    ]
+    target = np.array([0.6, 1.2, 0.9])
+    result = solve_chain(joints, TIP, target)
+    assert result.params[0, 0] == 0.3 and result.params[0, 2] == -0.2
+    assert result.params[1, 1] == 0.4
+    assert result.params[0, 1] != 0.1
+
+
+def test_bad_input_is_refused_with_a_clear_error():
+    joint = Joint("rq", (0.0, 0.0, 0.0))
+    with pytest.raises(ValueError, match="target contains NaN or inf"):
+        solve_chain([joint], TIP, (0.0, math.nan, 0.0))
+    with pytest.raises(ValueError, match="target contains NaN or inf"):
+        solve_chain([joint], TIP, (math.inf, 0.0, 0.0))
+    with pytest.raises(ValueError, match="no joints"):
+        solve_chain([], TIP, (0.0, 1.0, 0.0))
+    with pytest.raises(ValueError, match="zero length"):
+        solve_chain([joint, Joint("rq", (0.1, 0.0, 0.0))], (0.0, 0.0, 0.0), (0.0, 1.0, 0.0))
+    with pytest.raises(ValueError, match="locked"):
+        solve_chain(
+            [
+                Joint("euler", (0, 0, 0), locks=(True, True, True)),
+                Joint(
+                    "swing_twist",
+                    (0, 0, 0),
+                    offset=offset(),
+                    swing_limit=(0, -1),
+                    twist_limit=(0.2, 0.2),
+                ),
+            ],
+            TIP,
+            (0.0, 1.0, 0.0),
+        )
+    with pytest.raises(ValueError, match="joint params contains NaN"):
+        Joint("rq", (0.0, math.nan, 0.0))
+    with pytest.raises(ValueError, match="joint kind"):
+        Joint("quaternion", (0.0, 0.0, 0.0))  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="joint offset must have shape"):
+        Joint("rq", (0.0, 0.0, 0.0), offset=np.eye(3))
+    with pytest.raises(ValueError, match="order"):
+        Joint("euler", (0.0, 0.0, 0.0), euler_order="XYX")
