@@ -175,7 +175,7 @@ def ik_reach(output: pathlib.Path, data) -> dict[str, float]:
         for t, h in zip(local_t[~reached], local_h[~reached], strict=True):
             ax.plot(*np.stack([t, h])[:, [i, j]].T, color="0.6", linewidth=0.8)
         ax.set(xlabel="XYZ"[i], ylabel="XYZ"[j], aspect="equal", title=f"Hand and targets, {title}")
-    axes[0].legend(fontsize="small", loc="best")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=4, fontsize="small")
     a, b = data["shoulder_limit"]
     angle = np.linspace(0, 2 * np.pi, 200)
     ax = axes[2]
@@ -199,8 +199,8 @@ def ik_reach(output: pathlib.Path, data) -> dict[str, float]:
         aspect="equal",
         title="Shoulder swings while reaching",
     )
-    ax.legend(fontsize="small", loc="lower left")
-    fig.tight_layout()
+    ax.legend(fontsize="small", loc="upper left")
+    fig.tight_layout(rect=(0.0, 0.07, 1.0, 1.0))
     fig.savefig(output / "ik_reach.png", dpi=110)
     plt.close(fig)
     inside = rq.swing_in_ellipse(swings, a, b, tol=1e-9)
