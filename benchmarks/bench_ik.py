@@ -30,9 +30,9 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-import rq_rotation as rq  # noqa: E402
-from rq_rotation import Joint, solve_chain  # noqa: E402
-from rq_rotation import ik as ik_module  # noqa: E402
+import rq_rotation as rq
+from rq_rotation import Joint, solve_chain
+from rq_rotation import ik as ik_module
 
 TIP = np.array([0.0, 1.0, 0.0])
 TARGETS = {"3-joint": 2.0, "10-joint": 10.0}  # ms, median, the targets

@@ -44,10 +44,10 @@ def step(message: str) -> None:
     print(f"[demo] {message}", flush=True)
 
 
-def make_arm() -> bpy.types.Object:
+def make_arm(name: str = "Arm") -> bpy.types.Object:
     """Upper arm, forearm, hand along +Y, and a prop held in the hand; in Pose mode."""
-    armature = bpy.data.armatures.new("Arm")
-    rig = bpy.data.objects.new("Arm", armature)
+    armature = bpy.data.armatures.new(name)
+    rig = bpy.data.objects.new(name, armature)
     bpy.context.scene.collection.objects.link(rig)
     bpy.context.view_layer.objects.active = rig
     bpy.ops.object.mode_set(mode='EDIT')
@@ -64,6 +64,62 @@ def make_arm() -> bpy.types.Object:
         parent = bone
     bpy.ops.object.mode_set(mode='POSE')
     return rig
+
+
+def give_joints(rig: bpy.types.Object) -> None:
+    """Shoulder and elbow swing/twist with their limits, wrist and prop RQ."""
+    select_only(rig, "Shoulder", "Elbow")
+    bpy.ops.pose.rq_set_mode(mode='SWING_TWIST')
+    select_only(rig, "Wrist", "Prop")
+    bpy.ops.pose.rq_set_mode(mode='RQ')
+    shoulder, elbow = rig.pose.bones["Shoulder"], rig.pose.bones["Elbow"]
+    shoulder["rq_swing_limit"], shoulder["rq_twist_limit"] = SHOULDER_LIMIT, SHOULDER_TWIST
+    elbow["rq_swing_limit"], elbow["rq_twist_limit"] = ELBOW_LIMIT, (0.0, 0.0)
+
+
+def ik_targets() -> np.ndarray:
+    """Points for the hand (the wrist's tail) to reach, (n, 3): a loop in front of the
+    shoulder, then points out of reach (2.5 from a shoulder whose arm is 2.15 long) and
+    behind it, where the shoulder's ellipse stops the arm."""
+    angle = np.linspace(0.0, 2.0 * math.pi, 16, endpoint=False)
+    loop = np.stack(
+        [0.9 * np.cos(angle), 1.2 + 0.3 * np.sin(2.0 * angle), 0.9 * np.sin(angle)], axis=1
+    )
+    far = 2.5 * np.array([[0.0, 0.6, 0.8], [0.6, 0.8, 0.0], [0.0, -0.3, 0.95]])
+    behind = np.array([[0.0, -1.2, 0.6], [-0.8, -1.0, -0.8]])
+    return np.concatenate([loop, far, behind])
+
+
+def ik_scene() -> dict[str, np.ndarray]:
+    """A second arm reaching `ik_targets` one after the other with ``pose.rq_ik_reach``
+    (the wrist active, the chain up to the shoulder), each from the pose of the previous:
+    where the hand went, the distance left, and the shoulder's swings."""
+    rig = make_arm("Arm_ik")
+    rig.location = (3.0, 0.0, 0.0)
+    bpy.context.view_layer.update()
+    give_joints(rig)
+    select_only(rig, "Wrist")
+    rig.data.bones.active = rig.data.bones["Wrist"]
+    targets = ik_targets() + np.array(rig.location)
+    hands, distances, swings, twists = [], [], [], []
+    for target in targets:
+        bpy.ops.pose.rq_ik_reach(target=tuple(target), chain_length=3)
+        bpy.context.view_layer.update()
+        hand = np.array(rig.matrix_world @ rig.pose.bones["Wrist"].tail)
+        hands.append(hand)
+        distances.append(float(np.linalg.norm(hand - target)))
+        shoulder = rig.pose.bones["Shoulder"]
+        swings.append(np.array(shoulder["rq_swing"], dtype=float))
+        twists.append(float(shoulder["rq_twist"]))
+    bpy.ops.object.mode_set(mode='OBJECT')
+    return {
+        "ik_targets": targets,
+        "ik_hands": np.array(hands),
+        "ik_distances": np.array(distances),
+        "ik_shoulder_swings": np.array(swings),
+        "ik_shoulder_twists": np.array(twists),
+        "ik_reach": 1.0 + 0.9 + 0.25,
+    }
 
 
 def select_only(rig: bpy.types.Object, *names: str) -> None:
@@ -172,13 +228,7 @@ def main(output: pathlib.Path) -> int:
     step(f"installed and enabled {addon.__name__}")
 
     rig = make_arm()
-    select_only(rig, "Shoulder", "Elbow")
-    bpy.ops.pose.rq_set_mode(mode='SWING_TWIST')
-    select_only(rig, "Wrist", "Prop")
-    bpy.ops.pose.rq_set_mode(mode='RQ')
-    shoulder, elbow = rig.pose.bones["Shoulder"], rig.pose.bones["Elbow"]
-    shoulder["rq_swing_limit"], shoulder["rq_twist_limit"] = SHOULDER_LIMIT, SHOULDER_TWIST
-    elbow["rq_swing_limit"], elbow["rq_twist_limit"] = ELBOW_LIMIT, (0.0, 0.0)
+    give_joints(rig)
     step(
         "shoulder: swing/twist, ellipse 70 x 110 degrees, twist -40..80; "
         "elbow: hinge (ellipse 145 x 0, no twist); wrist and prop: RQ"
@@ -226,6 +276,15 @@ def main(output: pathlib.Path) -> int:
     export.hide_set(True)
     bpy.context.view_layer.objects.active = rig
 
+    ik = ik_scene()
+    reached = int(np.count_nonzero(ik["ik_distances"] < 1e-4 * ik["ik_reach"]))
+    step(
+        f"IK: the second arm reached {reached} of {len(ik['ik_targets'])} targets with "
+        f"pose.rq_ik_reach; the rest are out of reach or behind the shoulder's ellipse "
+        f"(closest {ik['ik_distances'][ik['ik_distances'] >= 1e-4].min():.3f} away)"
+    )
+    bpy.context.view_layer.objects.active = rig
+
     # The numbers behind the pictures.
     evaluated_swings = rq.quat_to_swing_twist(sample_rotation(rig, "Shoulder", keyed["frames"]))[0]
     wrist_quats = rq.rq_to_quat(keyed["wrist_keys"])
@@ -241,6 +300,7 @@ def main(output: pathlib.Path) -> int:
         blender_quats=blender_q,
         bake_error_deg=bake_error,
         prop_turns=(turns_before, turns_after),
+        **ik,
         blender_version=bpy.app.version_string,
     )
     blend = output / "demo.blend"

@@ -11,7 +11,10 @@ Reads ``demo_data.npz`` written by ``tools/demo.py`` and writes into the same fo
    slerp, squad and Blender's per-component quaternion F-curves (sampled in Blender);
 3. ``swing_limit.png``: the shoulder's swing-limit ellipse with the keyed swings, where
    Blender's drivers put them (scaled radially onto the ellipse) and the closest points that
-   tools store.
+   tools store;
+4. ``ik_reach.png``: a second arm reaching a series of targets with ``pose.rq_ik_reach``:
+   where the hand went against each target (seen from the side and from above), and the
+   shoulder's swings inside its ellipse.
 
 Prints the numbers behind each picture and writes them to ``summary.json``.
 Usage: ``python tools/demo_figures.py OUTPUT_DIR``.
@@ -135,6 +138,80 @@ def swing_limit(output: pathlib.Path, data) -> tuple[float, float]:
     return blender_vs_scaling, outside
 
 
+def ik_reach(output: pathlib.Path, data) -> dict[str, float]:
+    targets, hands = data["ik_targets"], data["ik_hands"]
+    distances, swings = data["ik_distances"], data["ik_shoulder_swings"]
+    reached = distances < 1e-4 * float(data["ik_reach"])
+    root = np.array([3.0, 0.0, 0.0])  # the second arm's shoulder (tools/demo.py)
+    fig, axes = plt.subplots(1, 3, figsize=(13, 4.6))
+    for ax, (i, j, title) in zip(
+        axes[:2], ((1, 2, "from the side (Y, Z)"), (0, 1, "from above (X, Y)")), strict=True
+    ):
+        local_t, local_h = targets - root, hands - root
+        ax.plot(0.0, 0.0, "k^", markersize=8, label="shoulder")
+        ax.plot(
+            *local_t[reached][:, [i, j]].T,
+            "+",
+            color="tab:green",
+            markersize=11,
+            mew=2,
+            label="target reached",
+        )
+        ax.plot(
+            *local_t[~reached][:, [i, j]].T,
+            "x",
+            color="tab:red",
+            markersize=9,
+            mew=2,
+            label="target out of reach",
+        )
+        ax.plot(
+            *local_h[:, [i, j]].T,
+            "o",
+            color="tab:blue",
+            markerfacecolor="none",
+            label="where the hand went",
+        )
+        for t, h in zip(local_t[~reached], local_h[~reached], strict=True):
+            ax.plot(*np.stack([t, h])[:, [i, j]].T, color="0.6", linewidth=0.8)
+        ax.set(xlabel="XYZ"[i], ylabel="XYZ"[j], aspect="equal", title=f"Hand and targets, {title}")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=4, fontsize="small")
+    a, b = data["shoulder_limit"]
+    angle = np.linspace(0, 2 * np.pi, 200)
+    ax = axes[2]
+    ax.fill(
+        np.degrees(a * np.cos(angle)),
+        np.degrees(b * np.sin(angle)),
+        color="0.9",
+        label="swing limit",
+    )
+    ax.plot(*np.degrees(swings[reached]).T, "o", color="tab:green", label="reached")
+    ax.plot(
+        *np.degrees(swings[~reached]).T,
+        "s",
+        color="tab:red",
+        markerfacecolor="none",
+        label="out of reach: closest pose",
+    )
+    ax.set(
+        xlabel="swing about X (degrees)",
+        ylabel="swing about Z (degrees)",
+        aspect="equal",
+        title="Shoulder swings while reaching",
+    )
+    ax.legend(fontsize="small", loc="upper left")
+    fig.tight_layout(rect=(0.0, 0.07, 1.0, 1.0))
+    fig.savefig(output / "ik_reach.png", dpi=110)
+    plt.close(fig)
+    inside = rq.swing_in_ellipse(swings, a, b, tol=1e-9)
+    return {
+        "targets": float(len(targets)),
+        "reached": float(np.count_nonzero(reached)),
+        "worst_reached_distance": float(distances[reached].max(initial=0.0)),
+        "swings_outside": float(np.count_nonzero(~inside)),
+    }
+
+
 def main(output: pathlib.Path) -> int:
     data = np.load(output / "demo_data.npz")
     print(f"[demo] pictures in {output} (Blender {data['blender_version']})")
@@ -156,6 +233,12 @@ def main(output: pathlib.Path) -> int:
         f"lie outside the ellipse; Blender's drivers pose them at the radial scaling within "
         f"{difference:.1e} rad"
     )
+    ik = ik_reach(output, data)
+    print(
+        f"  4. ik_reach.png: the arm reached {ik['reached']:.0f} of {ik['targets']:.0f} targets "
+        f"(within {ik['worst_reached_distance']:.1e}); {ik['swings_outside']:.0f} shoulder "
+        f"swings outside the ellipse"
+    )
     turns_before, turns_after = data["prop_turns"]
     bake_error = float(data["bake_error_deg"])
     print(
@@ -169,6 +252,7 @@ def main(output: pathlib.Path) -> int:
         "blender_vs_radial_scaling_rad": difference,
         "prop_turns": [float(turns_before), float(turns_after)],
         "bake_error_deg": bake_error,
+        "ik": ik,
     }
     (output / "summary.json").write_text(json.dumps(summary, indent=2))
     return 0

@@ -32,12 +32,13 @@ def demo_output(tmp_path_factory):
     return output
 
 
-def test_demo_writes_the_blend_file_and_three_pictures(demo_output):
+def test_demo_writes_the_blend_file_and_four_pictures(demo_output):
     for name in (
         "demo.blend",
         "figure2_rq_vs_spherical.png",
         "angular_speed.png",
         "swing_limit.png",
+        "ik_reach.png",
     ):
         path = demo_output / name
         assert path.is_file() and path.stat().st_size > 10_000, name
@@ -56,3 +57,13 @@ def test_demo_numbers_show_the_features_at_work(demo_output):
     assert summary["swings_outside_limit"] > 0
     assert summary["blender_vs_radial_scaling_rad"] < 1e-5  # Blender poses what the core says
     assert summary["bake_error_deg"] < 1e-3
+
+
+def test_ik_scene_reaches_the_reachable_targets_within_the_shoulder_ellipse(demo_output):
+    """pose.rq_ik_reach on the demo arm: the 16 targets of the loop in front are reached
+    within 1e-4 of the arm's length, the 5 out of reach or behind the shoulder's ellipse are
+    not, and every shoulder swing stays inside the ellipse."""
+    ik = json.loads((demo_output / "summary.json").read_text())["ik"]
+    assert (ik["targets"], ik["reached"]) == (21, 16)
+    assert ik["worst_reached_distance"] < 1e-4 * 2.15
+    assert ik["swings_outside"] == 0
