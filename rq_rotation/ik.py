@@ -345,7 +345,11 @@ class _Chain:
             else:  # a hinge (one coordinate on a segment) or no swing at all
                 lower[i, :2], upper[i, :2] = (-a, -b), (a, b)
         self.lower, self.upper, self.ellipse = lower, upper, ellipse
+        self.lower_flat, self.upper_flat = lower.ravel(), upper.ravel()
+        self.identity = np.eye(3 * n)
         self.has_ellipse = np.flatnonzero(ellipse[:, 0] > 0)
+        # (joint, a, b) of the joints with an ellipse, as Python numbers for scalar work
+        self.ellipses = [(int(i), *ellipse[i].tolist()) for i in self.has_ellipse]
         fixed |= lower == upper
         self.fixed = fixed.ravel()
         self.free_rq = np.array([j.kind == "rq" and not any(j.locks) for j in joints])
@@ -370,6 +374,7 @@ class _Chain:
         if self.scale > 0.0:
             state.r1[:3] /= self.scale
             state.j1[:3] /= self.scale
+            state.e1 = float(np.sqrt(state.r1 @ state.r1))
         return state
 
     # -- limits ---------------------------------------------------------------------------
@@ -377,8 +382,9 @@ class _Chain:
     def project(self, p: NDArray[np.float64]) -> NDArray[np.float64]:
         """The closest point of the limits (box bounds, then the ellipses) to ``p`` (n, 3)."""
         p = np.clip(p, self.lower, self.upper)
-        for i in self.has_ellipse:
-            p[i, :2] = _project_ellipse(p[i, 0], p[i, 1], *self.ellipse[i])
+        for i, a, b in self.ellipses:
+            x, z = p[i, :2].tolist()
+            p[i, :2] = _project_ellipse(x, z, a, b)
         return p
 
     # -- kinematics -----------------------------------------------------------------------
@@ -403,12 +409,10 @@ class _Chain:
             frame = pre[i].copy()
             frame[:3, :3] = pre[i, :3, :3] @ rot[i]
         end = frame[:3, :3] @ self.tip + frame[:3, 3]
-        state = _State(p, end, frame[:3, :3], pre[:, :3, 3])
         rows = [(end - self.target) / self.scale]
         if self.target_rotation is not None:
             rows.append(self.orientation_weight * (frame[:3, :3] - self.target_rotation).ravel())
-        state.r1 = np.concatenate(rows)
-        state.delta = _log(q_rel)
+        state = _State(p, end, frame[:3, :3], pre[:, :3, 3], np.concatenate(rows), _log(q_rel))
         if not jacobians:
             return state
         drf = np.einsum("fakl,fam->fmkl", drdq, jq).reshape(n, 3, 3, 3, 3)
@@ -446,23 +450,16 @@ class _Chain:
 class _State:
     """Residuals at a point: ``r1`` the reach (normalized), ``delta`` the angles' vectors."""
 
-    __slots__ = ("delta", "end", "j1", "j2", "linear", "p", "pivots", "r1")
+    __slots__ = ("delta", "e1", "e2", "end", "j1", "j2", "linear", "p", "pivots", "r1")
 
-    def __init__(self, p, end, linear, pivots):
+    def __init__(self, p, end, linear, pivots, r1, delta):
         self.p, self.end, self.linear, self.pivots = p, end, linear, pivots
-        self.r1: NDArray[np.float64]
-        self.delta: NDArray[np.float64]
+        self.r1, self.delta = r1, delta
+        self.e1 = float(np.sqrt(r1 @ r1))  # the reach's residual, in chain lengths
+        flat = delta.ravel()
+        self.e2 = float(flat @ flat)  # the sum of squared joint angles from the start
         self.j1: NDArray[np.float64]
         self.j2: NDArray[np.float64]
-
-    @property
-    def e1(self) -> float:
-        return float(np.sqrt(self.r1 @ self.r1))
-
-    @property
-    def e2(self) -> float:
-        d = self.delta.ravel()
-        return float(d @ d)
 
 
 def _project_ellipse(px: float, pz: float, a: float, b: float) -> tuple[float, float]:
@@ -491,57 +488,55 @@ def _project_ellipse(px: float, pz: float, a: float, b: float) -> tuple[float, f
     return a2 * px / (t + a2), b2 * pz / (t + b2)
 
 
-def _ellipse_normal(chain: _Chain, p: NDArray[np.float64], i: int) -> NDArray[np.float64] | None:
+def _ellipse_normal(
+    p: NDArray[np.float64], i: int, a: float, b: float
+) -> NDArray[np.float64] | None:
     """Outward normal ``(x/a^2, z/b^2)`` of joint ``i``'s ellipse if its swing is on it."""
-    a, b = chain.ellipse[i]
-    x, z = p[i, 0], p[i, 1]
+    x, z = p[i, :2].tolist()
     if (x / a) ** 2 + (z / b) ** 2 < 1.0 - ON_BOUNDARY:
         return None
     return np.array([x / (a * a), z / (b * b)])
 
 
-def _basis(chain, p, held_box, held_ellipse):
+def _basis(chain, held_box, held_ellipse, normals):
     """Directions the step may take (3n, m): free parameters, tangents of held ellipses."""
     free = ~chain.fixed & ~held_box
     for i in held_ellipse:
         free[3 * i : 3 * i + 2] = False
-    cols = [np.eye(3 * chain.n)[:, free]]
+    cols = [chain.identity[:, free]]
     for i in held_ellipse:
-        nrm = _ellipse_normal(chain, p, i)
+        nrm = normals[i]
         t = np.zeros(3 * chain.n)
         if not chain.fixed[3 * i] and not chain.fixed[3 * i + 1]:
             t[3 * i : 3 * i + 2] = (-nrm[1], nrm[0]) / np.hypot(nrm[0], nrm[1])
             cols.append(t[:, None])
-    return np.concatenate(cols, axis=1)
-
-
-def _pushing(chain, p, step, held_box, held_ellipse):
-    """Limits on whose boundary ``p`` (n, 3) lies and that the full step (3n,) crosses."""
-    flat = p.ravel()
-    box = held_box | (
-        ((flat <= chain.lower.ravel() + ON_BOUNDARY) & (step < 0))
-        | ((flat >= chain.upper.ravel() - ON_BOUNDARY) & (step > 0))
-    )
-    box &= ~chain.fixed
-    ellipse = set(held_ellipse)
-    for i in chain.has_ellipse:
-        nrm = _ellipse_normal(chain, p, i)
-        if nrm is not None and nrm @ step[3 * i : 3 * i + 2] > 0:
-            ellipse.add(int(i))
-    return box, sorted(ellipse)
+    return np.concatenate(cols, axis=1) if len(cols) > 1 else cols[0]
 
 
 def _constrained_step(chain, state, solve):
     """``solve(Z)`` (a step in the basis) with the active set grown until no limit is crossed.
 
+    A limit joins the active set when ``state.p`` lies on it and the step would cross it.
     Returns ``(step (3n,), Z, held_box (3n,) bool, held_ellipse list)``.
     """
+    flat = state.p.ravel()
+    at_lower = (flat <= chain.lower_flat + ON_BOUNDARY) & ~chain.fixed
+    at_upper = (flat >= chain.upper_flat - ON_BOUNDARY) & ~chain.fixed
+    normals = {}
+    for i, a, b in chain.ellipses:
+        nrm = _ellipse_normal(state.p, i, a, b)
+        if nrm is not None:
+            normals[i] = nrm
     held_box = np.zeros(3 * chain.n, dtype=bool)
     held_ellipse: list[int] = []
     for _ in range(4):
-        z = _basis(chain, state.p, held_box, held_ellipse)
+        z = _basis(chain, held_box, held_ellipse, normals)
         step = z @ solve(z) if z.shape[1] else np.zeros(3 * chain.n)
-        box, ellipse = _pushing(chain, state.p, step, held_box, held_ellipse)
+        box = held_box | (at_lower & (step < 0)) | (at_upper & (step > 0))
+        ellipse = sorted(
+            set(held_ellipse)
+            | {i for i, nrm in normals.items() if nrm @ step[3 * i : 3 * i + 2] > 0}
+        )
         if np.array_equal(box, held_box) and ellipse == held_ellipse:
             break
         held_box, held_ellipse = box, ellipse
@@ -557,19 +552,19 @@ def _advance(chain, p, step, held_box, held_ellipse):
     """
     flat = p.ravel()
     alpha = 1.0
-    lower, upper = chain.lower.ravel(), chain.upper.ravel()
+    lower, upper = chain.lower_flat, chain.upper_flat
     free = ~held_box & (step != 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         room = np.where(step > 0, upper - flat, lower - flat) / step
     room = room[free & np.isfinite(room)]
     if room.size:
         alpha = min(alpha, float(room.min()))
-    for i in chain.has_ellipse:
+    for i, a, b in chain.ellipses:
         if i in held_ellipse:
             continue
-        a, b = chain.ellipse[i]
         x, z = flat[3 * i] / a, flat[3 * i + 1] / b
         dx, dz = step[3 * i] / a, step[3 * i + 1] / b
+        x, z, dx, dz = float(x), float(z), float(dx), float(dz)
         qa = dx * dx + dz * dz
         if qa == 0.0 or (x + dx) ** 2 + (z + dz) ** 2 <= 1.0:
             continue
@@ -956,11 +951,12 @@ def _restore(chain, p, pinv, r1, cap):
 
 
 def _active(chain: _Chain, p: NDArray[np.float64]) -> tuple[tuple[str, ...], ...]:
+    """Per joint, the names of the limits ``p`` lies on (see `IKResult.active`)."""
     out = []
     for i in range(chain.n):
         names = []
         if i in chain.has_ellipse:
-            if _ellipse_normal(chain, p, i) is not None:
+            if _ellipse_normal(p, i, *chain.ellipse[i].tolist()) is not None:
                 names.append("swing")
         elif any(
             not chain.fixed[3 * i + k]
