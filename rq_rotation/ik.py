@@ -79,7 +79,7 @@ from .rq import _nearest_equivalent
 from .shells import reparameterize
 from .swing_twist import effective_limits
 
-__all__ = ["IKResult", "Joint", "solve_chain"]
+__all__ = ["IKResult", "Joint", "chain_end", "solve_chain"]
 
 JointKind = Literal["rq", "swing_twist", "euler"]
 KINDS: tuple[str, ...] = ("rq", "swing_twist", "euler")
@@ -691,6 +691,35 @@ def solve_chain(
         iterations=iterations,
         moved=math.sqrt(state.e2),
     )
+
+
+def chain_end(
+    joints: Sequence[Joint], tip: ArrayLike, params: ArrayLike | None = None
+) -> tuple[NDArray[np.float64], float]:
+    """The end effector (3,) of a chain posed at ``params`` (n, 3; default the joints'
+    ``params``), and the chain's length at that pose (the distances between consecutive
+    pivots and from the last pivot to the end effector; `solve_chain`'s unit).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rq_rotation import Joint, chain_end
+    >>> up = np.eye(4)
+    >>> up[1, 3] = 1.0
+    >>> joints = [Joint("rq", (0, 0, np.pi / 2)), Joint("rq", (0, 0, 0), up)]
+    >>> end, length = chain_end(joints, (0, 1, 0))  # a quarter turn about Z: along -X
+    >>> end.round(6), length
+    (array([-2.,  0.,  0.]), 2.0)
+    """
+    if not joints:
+        raise ValueError("the chain has no joints")
+    tip_a = as_float_array(tip, "tip")
+    chain = _Chain(list(joints), tip_a, np.zeros(3), None, 1.0)
+    p = np.stack([j.params for j in joints]) if params is None else as_float_array(params, "params")
+    if p.shape != (len(joints), 3):
+        raise ValueError(f"params must have shape ({len(joints)}, 3), got {p.shape}")
+    state = chain.evaluate(p, jacobians=False)
+    return state.end, _chain_length(state)
 
 
 def _chain_length(state: _State) -> float:
