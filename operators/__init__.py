@@ -8,6 +8,7 @@ from . import (
     bone_values,
     compare,
     continuity_filter,
+    ik_reach,
     pose_tools,
     posing,
     reparameterize,
@@ -26,5 +27,6 @@ register, unregister = register_modules_factory(
         posing,
         bone_values,
         pose_tools,
+        ik_reach,
     )
 )

@@ -16,6 +16,7 @@ GRAPH_OPERATORS = ("pose.rq_continuity_filter", "pose.rq_spline_interpolate")
 # F3 search finds (its usual ways in are R and the rotate gizmo).
 POSE_OPERATORS = (
     "pose.rq_rotate",
+    "pose.rq_ik_reach",
     "pose.rq_reparameterize",
     *GRAPH_OPERATORS,
     "pose.rq_bake",
