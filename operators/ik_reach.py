@@ -19,7 +19,7 @@ from bpy.props import FloatVectorProperty, IntProperty
 
 from ..rq_blender import ik_chain, reports, transaction
 from ..rq_blender.registration import register_classes_factory
-from ..rq_rotation import solve_chain
+from ..rq_rotation import IKResult, solve_chain
 
 # The largest single-precision float: what Blender stores for an infinite float property.
 FLT_MAX = 3.4028234663852886e38
@@ -90,7 +90,7 @@ class POSE_OT_rq_ik_reach(bpy.types.Operator):
         self._report(chain, result, written)
         return {'FINISHED'}
 
-    def _report(self, chain: ik_chain.Chain, result: Any, written: list[str]) -> None:
+    def _report(self, chain: ik_chain.Chain, result: IKResult, written: list[str]) -> None:
         stopped = [
             f"{name}: {', '.join(LIMIT_LABELS[limit] for limit in limits)}"
             for name, limits in zip(chain.bone_names, result.active, strict=True)
@@ -103,14 +103,14 @@ class POSE_OT_rq_ik_reach(bpy.types.Operator):
         if result.distance <= REACHED * chain.length:
             reports.report(self, 'INFO', f"Reached the target, turned {turned}", details)
             return
-        where = f", stopped by {reports.name_list([s.split(':')[0] for s in stopped])}"
-        reports.report(
-            self,
-            'WARNING',
-            f"{result.distance:.4g} short of the target, turned {turned}"
-            + (where if stopped else ""),
-            details,
-        )
+        details.append(f"Turned {turned}")
+        names = [
+            name for name, limits in zip(chain.bone_names, result.active, strict=True) if limits
+        ]
+        headline = f"{result.distance:.4g} short of the target"
+        if names:
+            headline += f": limits of {reports.name_list(names)}"
+        reports.report(self, 'WARNING', headline, details)
 
 
 classes = (POSE_OT_rq_ik_reach,)

@@ -4,12 +4,21 @@ within 1e-4 of the chain's length; every bone keeps its mode, its limits and loc
 bones are held; auto-keying keys; bad input changes nothing."""
 
 import math
+import re
 
 import bpy
 import numpy as np
 import pytest
 import rigs
 import rigs_operators as ro
+
+REPORT = re.compile(r"^(Info|Warning): (.*)$", re.MULTILINE)
+
+
+def _reports(capsys):
+    """``(level, text)`` of the reports printed since the last call (headless ``bpy.ops``
+    prints them; the last is the status bar's headline)."""
+    return REPORT.findall(capsys.readouterr().out)
 
 
 def _rig(modes=("SWING_TWIST", "QUATERNION", "RQ")):
@@ -61,10 +70,12 @@ def _inside(pose_bone):
     ] <= hi + 1e-9
 
 
-def test_the_tail_reaches_the_target_and_every_bone_keeps_its_mode(addon):
+def test_the_tail_reaches_the_target_and_every_bone_keeps_its_mode(addon, capsys):
     obj = _rig()
     target = _tail(obj) + np.array([0.4, -0.5, 0.3])
+    _reports(capsys)
     assert bpy.ops.pose.rq_ik_reach(target=tuple(target)) == {'FINISHED'}
+    assert _reports(capsys)[-1] == ("Info", "Reached the target, turned 3 bones")
     bpy.context.view_layer.update()
     assert np.linalg.norm(_tail(obj) - target) <= 1e-4 * _length(obj)
     bone_modes = ro.addon_module("rq_blender.bone_modes")
@@ -110,7 +121,7 @@ def test_locked_euler_axes_and_driven_bones_stay(addon):
     assert tuple(upper.rotation_euler) == held
 
 
-def test_out_of_reach_stops_on_the_limits_and_reports_it(addon):
+def test_out_of_reach_stops_on_the_limits_and_reports_it(addon, capsys):
     obj = _rig(("SWING_TWIST", "SWING_TWIST", "SWING_TWIST"))
     for pb in obj.pose.bones:
         pb["rq_swing_limit"] = [0.3, 0.3]
@@ -118,11 +129,19 @@ def test_out_of_reach_stops_on_the_limits_and_reports_it(addon):
     obj.update_tag()
     bpy.context.view_layer.update()
     target = (5.0, -2.0, 0.0)
+    _reports(capsys)
     assert bpy.ops.pose.rq_ik_reach(target=target) == {'FINISHED'}
     bpy.context.view_layer.update()
     for pb in obj.pose.bones:
         assert _inside(pb)
-    assert np.linalg.norm(_tail(obj) - target) > 1.0
+    distance = np.linalg.norm(_tail(obj) - target)
+    assert distance > 1.0
+    found = _reports(capsys)
+    level, headline = found[-1]
+    assert level == "Warning" and len(headline) <= 70
+    assert headline.startswith(f"{distance:.3g}"[:4]) and "short of the target" in headline
+    assert headline.endswith("short of the target: limits of Upper, Lower and Hand")
+    assert found[0][1].startswith("Limits reached: Upper: swing limit")
 
 
 def test_auto_keying_keys_the_bones_it_turns(addon):
