@@ -68,7 +68,8 @@ class POSE_OT_rq_ik_reach(bpy.types.Operator):
         if self.properties.is_property_set("target"):
             target = tuple(self.target)
         else:
-            target = tuple(cast(bpy.types.Scene, context.scene).cursor.location)
+            cursor = cast(bpy.types.Scene, context.scene).cursor.location
+            target = (cursor.x, cursor.y, cursor.z)
         # Blender stores an infinite float property as FLT_MAX: refuse that as infinite too
         if not all(math.isfinite(x) and abs(x) < FLT_MAX for x in target):
             self.report({'ERROR'}, "Nothing changed: the target is not a finite point")

@@ -28,6 +28,7 @@ rotation or scale, are outside the model and refused).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, cast
 
 import bpy
 import numpy as np
@@ -74,7 +75,7 @@ def chain_bones(active: bpy.types.PoseBone, chain_length: int) -> list[bpy.types
 
 
 def _matrix(m: Matrix) -> np.ndarray:
-    return np.array([list(row) for row in m], dtype=np.float64)
+    return np.array([[m[i][j] for j in range(4)] for i in range(4)], dtype=np.float64)
 
 
 def _driven_by_others(pose_bone: bpy.types.PoseBone, mode: str) -> bool:
@@ -100,7 +101,9 @@ def _quaternion(pose_bone: bpy.types.PoseBone, mode: str) -> np.ndarray:
 
 
 def _joint(pose_bone: bpy.types.PoseBone, mode: str, offset: np.ndarray, held: bool) -> Joint:
-    locks = (True, True, True) if held else tuple(bool(x) for x in pose_bone.lock_rotation)
+    # (the stubs do not declare bpy_prop_array iterable)
+    lock_rotation = cast(Any, pose_bone.lock_rotation)
+    locks = (True, True, True) if held else tuple(bool(x) for x in lock_rotation)
     if mode == "RQ":
         return Joint("rq", bone_modes.parameter_values(pose_bone, mode), offset, locks)
     if mode == "SWING_TWIST":
@@ -116,7 +119,8 @@ def _joint(pose_bone: bpy.types.PoseBone, mode: str, offset: np.ndarray, held: b
         if any(locks):
             return Joint("euler", quat_to_euler(q, "XYZ"), offset, locks)
         return Joint("rq", quat_to_rq(q), offset)
-    return Joint("euler", tuple(pose_bone.rotation_euler), offset, locks, euler_order=mode)
+    e = pose_bone.rotation_euler
+    return Joint("euler", (e.x, e.y, e.z), offset, locks, euler_order=mode)
 
 
 def read_chain(obj: bpy.types.Object, bones: list[bpy.types.PoseBone]) -> Chain:
@@ -136,12 +140,14 @@ def read_chain(obj: bpy.types.Object, bones: list[bpy.types.PoseBone]) -> Chain:
         rest = pose_bone.bone.matrix_local
         parent = pose_bone.parent
         relative = rest if parent is None else parent.bone.matrix_local.inverted() @ rest
-        offset = relative @ Matrix.Translation(pose_bone.location)
+        location = pose_bone.location
+        offset = relative @ Matrix.Translation((location.x, location.y, location.z))
         if previous is None:
             above = parent.matrix if parent is not None else Matrix.Identity(4)
             offset = obj.matrix_world @ above @ offset
         else:
-            offset = Matrix.Diagonal((*previous.scale, 1.0)) @ offset
+            scale = previous.scale
+            offset = Matrix.Diagonal((scale.x, scale.y, scale.z, 1.0)) @ offset
         is_held = _driven_by_others(pose_bone, mode)
         if is_held:
             held.append(pose_bone.name)

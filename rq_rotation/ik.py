@@ -248,9 +248,9 @@ class Joint:
     """
 
     kind: JointKind
-    params: NDArray[np.float64]
-    offset: NDArray[np.float64] = field(default_factory=lambda: np.eye(4))
-    locks: tuple[bool, bool, bool] = (False, False, False)
+    params: ArrayLike  # stored as a read-only float64 ndarray (3,)
+    offset: ArrayLike = field(default_factory=lambda: np.eye(4))  # stored as ndarray (4, 4)
+    locks: Sequence[bool] = (False, False, False)  # stored as a tuple
     swing_limit: tuple[float, float] = (math.pi, math.pi)
     twist_limit: tuple[float, float] = (-math.pi, math.pi)
     euler_order: str = "XYZ"
