@@ -805,8 +805,11 @@ def _solve(chain, state, max_iterations, callback, start):
     and a part in the reach Jacobian's null space that minimizes a quadratic model of the
     angles: ``J2^T J2`` (exact from the analytic Jacobians) plus ``S``, the curvature of the
     reaching set and of the angles, from a structured Powell-symmetric-Broyden secant update
-    of the Lagrangian's gradient. While the end effector approaches the target a step counts
-    when the reach improves. Once it reaches (or, out of reach, stops improving), a step counts
+    of the Lagrangian's gradient. While the reach falls slowly (out of reach, a large residual)
+    its part comes from a BFGS model instead (Fletcher and Xu's hybrid), restricted to the
+    directions that move the end effector. While the end effector approaches the target a
+    step counts when the reach improves enough against its linear model (a trust region's
+    ratio test steers the damping). Once it reaches (or, out of reach, stops improving), a step counts
     when the angles decrease and the reach stays within its tolerance (plus the order of the
     step squared, which the next step's Gauss-Newton part takes back); the end of a step is
     first pulled back to the reaching set by chord Gauss-Newton steps. The step is halved
@@ -849,8 +852,7 @@ def _solve(chain, state, max_iterations, callback, start):
                 hz = z.T @ model @ z + damping * np.eye(z.shape[1])
                 y = -_solve_positive(hz, z.T @ (state.j1.T @ state.r1), damping)
                 return vr @ (vr.T @ y)
-            else:
-                y = -(vr * (sr / (sr * sr + damping))) @ (ur.T @ state.r1)
+            y = -(vr * (sr / (sr * sr + damping))) @ (ur.T @ state.r1)
             null = vt[rank:].T
             if not null.shape[1]:
                 return y
