@@ -809,8 +809,8 @@ def _solve(chain, state, max_iterations, callback, start):
     its part comes from a BFGS model instead (Fletcher and Xu's hybrid), restricted to the
     directions that move the end effector. While the end effector approaches the target a
     step counts when the reach improves enough against its linear model (a trust region's
-    ratio test steers the damping). Once it reaches (or, out of reach, stops improving), a step counts
-    when the angles decrease and the reach stays within its tolerance (plus the order of the
+    ratio test steers the damping). Once it reaches (or, out of reach, stops improving), a step
+    counts when the angles decrease and the reach stays within its tolerance (plus the order of the
     step squared, which the next step's Gauss-Newton part takes back); the end of a step is
     first pulled back to the reaching set by chord Gauss-Newton steps. The step is halved
     until it counts.
