@@ -93,7 +93,7 @@ REACH_TOLERANCE = 1e-11
 MAX_STEP = 0.5
 
 #: The angles are minimized until a step is shorter than this (radians).
-STEP_TOLERANCE = 1e-7
+STEP_TOLERANCE = 1e-6
 
 #: While the angles are minimized, a step may leave the reach off by this times its squared
 #: length (in chain lengths) after restoring; the next step's Gauss-Newton part takes it back.
@@ -931,7 +931,7 @@ def _solve(chain, state, max_iterations, callback, start):
         state, jumped = _accept(chain, state, callback, iterations, start)
         if jumped:
             curvature[:] = 0.0
-        if gain <= 1e-14 * state.e2 + 1e-300:
+        if gain <= 1e-12 * state.e2 + 1e-300:
             break
     return _polish(chain, state, cap, iterations, callback, start)
 
