@@ -179,3 +179,23 @@ def test_everything_locked_changes_nothing(addon):
     with pytest.raises(RuntimeError, match=r"Nothing changed: every rotation axis .* locked"):
         bpy.ops.pose.rq_ik_reach(target=(1.0, 1.0, 1.0))
     assert _state(obj) == before
+
+
+def test_rq_bones_keep_their_turns(addon):
+    """An RQ bone a turn and a half radian around keeps its turn: the vector written is the
+    equivalent one closest to the one it had."""
+    obj = _rig()
+    spin = [0.0, 2.0 * math.pi + 0.5, 0.0]
+    obj.pose.bones["Hand"]["rq_vector"] = spin
+    obj.update_tag()
+    bpy.context.view_layer.update()
+    target = _tail(obj) + np.array([0.2, -0.3, 0.2])
+    assert bpy.ops.pose.rq_ik_reach(target=tuple(target)) == {'FINISHED'}
+    bpy.context.view_layer.update()
+    assert np.linalg.norm(_tail(obj) - target) <= 1e-4 * _length(obj)
+    vector = np.array(obj.pose.bones["Hand"]["rq_vector"])
+    assert np.linalg.norm(vector) > 2.0 * math.pi
+    rq = ro.addon_module("rq_rotation")
+    np.testing.assert_allclose(
+        vector, rq.quat_to_rq(rq.rq_to_quat(vector), near=np.array(spin)), atol=1e-9
+    )
