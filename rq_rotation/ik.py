@@ -72,7 +72,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import as_float_array, check_order
+from ._checks import EULER_ORDERS, as_float_array, check_order
 from .derivatives import quat_matrix_jacobian
 from .quaternion import _qmul
 from .rq import _nearest_equivalent
@@ -143,28 +143,36 @@ def _factor_kernel(v, jacobians):
 
     The formulas of ``rq_to_quat`` and ``rq_quat_jacobian``: ``q = (cos(theta/2), s v)``,
     ``dq_w/dv_j = -s v_j / 2``, ``dq_i/dv_j = s delta_ij + g v_i v_j`` with
-    ``s = sin(theta/2)/theta`` and ``g = (cos(theta/2)/2 - s)/theta^2``, in a few whole-stack
-    operations: the public functions are built for large stacks and cost ten times more on
-    the handful of vectors of a chain (tested equal to them within 4e-16). ``g``'s closed form
-    cancels near 0, losing ``eps/theta^2`` absolutely, but it only enters as ``g v_i v_j``
-    (of size ``theta^2``), which keeps it at ``eps``; below ``_TINY`` the first two terms of
-    the series (exact there to far below ``eps``) replace the 0/0.
+    ``s = sin(theta/2)/theta`` and ``g = (cos(theta/2)/2 - s)/theta^2``, the scalars in
+    Python's ``math`` (a chain has a handful of vectors, where numpy's per-call cost
+    dominates; the public functions are built for large stacks and cost ten times more here;
+    tested equal to them within 4e-16). ``g``'s closed form cancels near 0, losing
+    ``eps/theta^2`` absolutely, but it only enters as ``g v_i v_j`` (of size ``theta^2``),
+    which keeps it at ``eps``; below ``_TINY`` the first two terms of the series (exact there
+    to far below ``eps``) replace the 0/0.
     """
-    th2 = np.einsum("ij,ij->i", v, v)
-    th = np.sqrt(th2)
-    c = np.cos(0.5 * th)
-    tiny = th < _TINY
-    with np.errstate(divide="ignore", invalid="ignore"):
-        s = np.where(tiny, 0.5 - th2 / 48.0, np.sin(0.5 * th) / th)
-        g = np.where(tiny, th2 / 960.0 - 1.0 / 24.0, (0.5 * c - s) / th2)
-    q = np.empty((len(v), 4))
+    th2 = np.einsum("ij,ij->i", v, v).tolist()
+    m = len(th2)
+    c = [0.0] * m
+    s = [0.0] * m
+    g = [0.0] * m
+    for k, t2 in enumerate(th2):
+        th = math.sqrt(t2)
+        c[k] = math.cos(0.5 * th)
+        if th < _TINY:
+            s[k], g[k] = 0.5 - t2 / 48.0, t2 / 960.0 - 1.0 / 24.0
+        else:
+            s[k] = math.sin(0.5 * th) / th
+            g[k] = (0.5 * c[k] - s[k]) / t2
+    s_a = np.array(s)
+    q = np.empty((m, 4))
     q[:, 0] = c
-    q[:, 1:] = s[:, None] * v
+    q[:, 1:] = s_a[:, None] * v
     if not jacobians:
         return q, None
-    jq = np.empty((len(v), 4, 3))
-    jq[:, 0] = -0.5 * s[:, None] * v
-    jq[:, 1:] = (g[:, None] * v)[:, :, None] * v[:, None, :] + s[:, None, None] * _E
+    jq = np.empty((m, 4, 3))
+    jq[:, 0] = -0.5 * q[:, 1:]
+    jq[:, 1:] = (np.array(g)[:, None] * v)[:, :, None] * v[:, None, :] + s_a[:, None, None] * _E
     return q, jq
 
 
@@ -182,17 +190,22 @@ def _log_jacobian(delta):
 
     ``rq_velocity(delta, omega, "local") = a omega + (delta x omega)/2 + b (delta . omega)
     delta`` as a matrix, ``b = (1 - (theta/2) cot(theta/2)) / theta^2``, ``a = 1 - b theta^2``
-    (tested equal). As in `_factor_kernel`, ``b``'s cancellation costs nothing where it enters
-    (``b delta delta^T``, ``b theta^2``); below ``_TINY`` its series' first two terms.
+    (tested equal). As in `_factor_kernel`, the scalars in ``math``, and ``b``'s cancellation
+    costs nothing where it enters (``b delta delta^T``, ``b theta^2``); below ``_TINY`` its
+    series' first two terms.
     """
-    th2 = np.einsum("ij,ij->i", delta, delta)
-    th = np.sqrt(th2)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        b = np.where(
-            th < _TINY, 1.0 / 12.0 + th2 / 720.0, (1.0 - 0.5 * th / np.tan(0.5 * th)) / th2
-        )
-    out = (b[:, None] * delta)[:, :, None] * delta[:, None, :]
-    out += (1.0 - b * th2)[:, None, None] * _E
+    th2 = np.einsum("ij,ij->i", delta, delta).tolist()
+    b = [0.0] * len(th2)
+    a = [0.0] * len(th2)
+    for k, t2 in enumerate(th2):
+        th = math.sqrt(t2)
+        if th < _TINY:
+            b[k] = 1.0 / 12.0 + t2 / 720.0
+        else:
+            b[k] = (1.0 - 0.5 * th / math.tan(0.5 * th)) / t2
+        a[k] = 1.0 - b[k] * t2
+    out = (np.array(b)[:, None] * delta)[:, :, None] * delta[:, None, :]
+    out += np.array(a)[:, None, None] * _E
     out += np.einsum("ijk,nk->nij", _HALF_CROSS, delta)
     return out
 
@@ -220,6 +233,9 @@ def _selection(kind: str, order: str) -> NDArray[np.float64]:
     if kind == "swing_twist":  # twist (0, t, 0) first, then the swing (x, 0, z)
         return np.stack([_axis(1, 2), _SWING, _Z])
     return np.stack([_axis("XYZ".index(c), "XYZ".index(c)) for c in order])
+
+
+_SELECTIONS = {(kind, order): _selection(kind, order) for kind in KINDS for order in EULER_ORDERS}
 
 
 @dataclass(frozen=True, eq=False)
@@ -330,15 +346,15 @@ class _Chain:
         n = len(joints)
         self.n = n
         self.offsets = np.stack([j.offset for j in joints])
-        self.sel = np.stack([_selection(j.kind, j.euler_order) for j in joints])
+        self.sel = np.stack([_SELECTIONS[j.kind, j.euler_order] for j in joints])
         lower = np.full((n, 3), -np.inf)
         upper = np.full((n, 3), np.inf)
         ellipse = np.zeros((n, 2))  # semi-axes where both are positive, else 0
         fixed = np.array([j.locks for j in joints], dtype=bool)
-        for i, j in enumerate(joints):
-            if j.kind != "swing_twist":
-                continue
-            a, b, lo, hi = (float(x) for x in effective_limits(*j.swing_limit, *j.twist_limit))
+        swing_twist = [i for i, j in enumerate(joints) if j.kind == "swing_twist"]
+        limits = np.array([[*joints[i].swing_limit, *joints[i].twist_limit] for i in swing_twist])
+        effective = np.stack(effective_limits(*limits.T), axis=1) if swing_twist else limits
+        for i, (a, b, lo, hi) in zip(swing_twist, effective.tolist(), strict=True):
             lower[i, 2], upper[i, 2] = lo, hi
             if a > 0 and b > 0:
                 ellipse[i] = a, b
@@ -358,16 +374,12 @@ class _Chain:
         self.target_rotation = target_rotation
         self.orientation_weight = orientation_weight
         self.scale = 1.0
-        self.q0_inv = np.tile([1.0, 0.0, 0.0, 0.0], (n, 1))  # the start's inverse, see start()
-        self.diag = np.arange(n)
+        self.q0_inv: NDArray[np.float64] | None = None  # the start's inverse, see start()
 
     def start(self, p: NDArray[np.float64]) -> _State:
         """Make ``p`` (n, 3) the pose the angles are measured from; measure the chain's length
         (``scale``, the unit of the reach's residual). Returns the state at ``p``."""
-        qf = _factor_kernel(np.einsum("jfab,jb->jfa", self.sel, p).reshape(-1, 3), False)[0]
-        qf = qf.reshape(self.n, 3, 4)
-        q0 = _hamilton(qf[:, 2], _hamilton(qf[:, 1], qf[:, 0]))
-        self.q0_inv = q0 * (1.0, -1.0, -1.0, -1.0)
+        self.q0_inv = None  # evaluate takes the rotations at p as the start's
         self.scale = 1.0
         state = self.evaluate(p, jacobians=True)
         self.scale = _chain_length(state)
@@ -398,7 +410,10 @@ class _Chain:
         rf = np.einsum("fa,fakl->fkl", qf, drdq).reshape(n, 3, 3, 3)
         rf *= 0.5
         qf = qf.reshape(n, 3, 4)
-        q_rel = _hamilton(self.q0_inv, _hamilton(qf[:, 2], _hamilton(qf[:, 1], qf[:, 0])))
+        q = _hamilton(qf[:, 2], _hamilton(qf[:, 1], qf[:, 0]))
+        if self.q0_inv is None:
+            self.q0_inv = q * (1.0, -1.0, -1.0, -1.0)
+        q_rel = _hamilton(self.q0_inv, q)
         r10 = rf[:, 1] @ rf[:, 0]
         rot = rf[:, 2] @ r10
         # forward: the frames before each rotation, then the one after the last
@@ -440,10 +455,12 @@ class _Chain:
         # the angles: d delta/dp_c = A(delta) omega_c, omega_c = vee(R^T dR/dp_c) (body frame)
         wmat = np.swapaxes(rot, 1, 2)[:, None] @ drot
         omega = 0.5 * (wmat[..., _VEE_I, _VEE_J] - wmat[..., _VEE_J, _VEE_I])  # (n, c, 3)
-        ddelta = _log_jacobian(state.delta)[:, None] @ omega[..., None]  # (n, c, 3, 1)
-        j2 = np.zeros((n, 3, n, 3))
-        j2[self.diag, :, self.diag, :] = np.swapaxes(ddelta[..., 0], 1, 2)
-        state.j2 = j2.reshape(3 * n, 3 * n)
+        # block i of J2: column c is A(delta_i) omega_ic
+        blocks = _log_jacobian(state.delta) @ np.swapaxes(omega, 1, 2)  # (n, 3, c)
+        j2 = np.zeros((3 * n, 3 * n))
+        for i in range(n):
+            j2[3 * i : 3 * i + 3, 3 * i : 3 * i + 3] = blocks[i]
+        state.j2 = j2
         return state
 
 
