@@ -129,13 +129,19 @@ for _i, _j, _k in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
 
 # The Hamilton product as a tensor: (p * q)_a = sum_ij _HAMILTON[a, i, j] p_i q_j.
 _HAMILTON = np.moveaxis(_qmul(np.eye(4)[:, None], np.eye(4)[None]), -1, 0)
+# p @ _HAMILTON_LEFT, reshaped (4, 4), is the matrix of q -> p * q
+_HAMILTON_LEFT = np.ascontiguousarray(np.transpose(_HAMILTON, (1, 0, 2)).reshape(4, 16))
+# q @ _DRDQ_BY_Q, reshaped (4, 9), is dR/dq_a at q (`_DRDQ`, rows a, flattened 3x3)
+_DRDQ_BY_Q = np.ascontiguousarray(_DRDQ.reshape(4, 36))
 # vee of a skew matrix W: (W[2, 1], W[0, 2], W[1, 0]) = 0.5 (W[_VEE_I, _VEE_J] - W[_VEE_J, _VEE_I])
 _VEE_I, _VEE_J = np.array([2, 0, 1]), np.array([1, 2, 0])
 
 
 def _hamilton(p: NDArray[np.float64], q: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Hamilton products ``p * q`` of quaternion stacks (n, 4)."""
-    return np.einsum("aij,ni,nj->na", _HAMILTON, p, q)
+    """Hamilton products ``p * q`` of quaternion stacks (n, 4): ``p``'s left-multiplication
+    matrices (from `_HAMILTON`) times ``q``."""
+    left = (p @ _HAMILTON_LEFT).reshape(-1, 4, 4)
+    return (left @ q[:, :, None])[:, :, 0]
 
 
 def _factor_kernel(v, jacobians):
@@ -347,6 +353,7 @@ class _Chain:
         self.n = n
         self.offsets = np.stack([j.offset for j in joints])
         self.sel = np.stack([_SELECTIONS[j.kind, j.euler_order] for j in joints])
+        self.sel_t = np.ascontiguousarray(np.swapaxes(self.sel, 2, 3))
         lower = np.full((n, 3), -np.inf)
         upper = np.full((n, 3), np.inf)
         ellipse = np.zeros((n, 2))  # semi-axes where both are positive, else 0
@@ -404,11 +411,10 @@ class _Chain:
     def evaluate(self, p: NDArray[np.float64], jacobians: bool) -> _State:
         """Residuals (and with ``jacobians`` their Jacobians) at ``p`` (n, 3)."""
         n = self.n
-        v = np.einsum("jfab,jb->jfa", self.sel, p).reshape(3 * n, 3)
+        v = (self.sel @ p[:, None, :, None]).reshape(3 * n, 3)
         qf, jq = _factor_kernel(v, jacobians)
-        drdq = np.einsum("fb,bakl->fakl", qf, _DRDQ)  # (3n, 4, 3, 3)
-        rf = np.einsum("fa,fakl->fkl", qf, drdq).reshape(n, 3, 3, 3)
-        rf *= 0.5
+        drdq = (qf @ _DRDQ_BY_Q).reshape(3 * n, 4, 9)  # dR/dq_a (flattened 3x3)
+        rf = (0.5 * (qf[:, None, :] @ drdq)).reshape(n, 3, 3, 3)
         qf = qf.reshape(n, 3, 4)
         q = _hamilton(qf[:, 2], _hamilton(qf[:, 1], qf[:, 0]))
         if self.q0_inv is None:
@@ -430,8 +436,8 @@ class _Chain:
         state = _State(p, end, frame[:3, :3], pre[:, :3, 3], np.concatenate(rows), _log(q_rel))
         if not jacobians:
             return state
-        drf = np.einsum("fakl,fam->fmkl", drdq, jq).reshape(n, 3, 3, 3, 3)
-        drf = np.einsum("jfmkl,jfmc->jfckl", drf, self.sel)  # dR_f/dp_c
+        drf = (np.swapaxes(jq, 1, 2) @ drdq).reshape(n, 3, 3, 9)  # dR_f/dv_m
+        drf = (self.sel_t @ drf).reshape(n, 3, 3, 3, 3)  # dR_f/dp_c
         # d(R2 R1 R0)/dp_c = dR2 R1 R0 + R2 dR1 R0 + R2 R1 dR0
         r2 = rf[:, 2, None]
         drot = drf[:, 2] @ r10[:, None] + r2 @ (
