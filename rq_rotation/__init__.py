@@ -50,7 +50,7 @@ from .euler import (
     matrix_to_euler,
     quat_to_euler,
 )
-from .ik import IKResult, Joint, solve_chain
+from .ik import IKResult, Joint, chain_end, solve_chain
 from .mirror import mirror_quat, mirror_rq, mirror_swing_twist, mirror_twist_limit
 from .quaternion import (
     align_quat_signs,
@@ -113,6 +113,7 @@ __all__ = [
     "bezier_values",
     "blender_axis_angle_to_quat",
     "blender_axis_angle_to_rq",
+    "chain_end",
     "clamp_swing_ellipse",
     "clamp_twist",
     "compare_interpolations",

@@ -72,14 +72,14 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import as_float_array, check_order
+from ._checks import EULER_ORDERS, as_float_array, check_order
 from .derivatives import quat_matrix_jacobian
 from .quaternion import _qmul
 from .rq import _nearest_equivalent
 from .shells import reparameterize
 from .swing_twist import effective_limits
 
-__all__ = ["IKResult", "Joint", "solve_chain"]
+__all__ = ["IKResult", "Joint", "chain_end", "solve_chain"]
 
 JointKind = Literal["rq", "swing_twist", "euler"]
 KINDS: tuple[str, ...] = ("rq", "swing_twist", "euler")
@@ -93,7 +93,7 @@ REACH_TOLERANCE = 1e-11
 MAX_STEP = 0.5
 
 #: The angles are minimized until a step is shorter than this (radians).
-STEP_TOLERANCE = 1e-7
+STEP_TOLERANCE = 1e-6
 
 #: While the angles are minimized, a step may leave the reach off by this times its squared
 #: length (in chain lengths) after restoring; the next step's Gauss-Newton part takes it back.
@@ -129,13 +129,19 @@ for _i, _j, _k in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
 
 # The Hamilton product as a tensor: (p * q)_a = sum_ij _HAMILTON[a, i, j] p_i q_j.
 _HAMILTON = np.moveaxis(_qmul(np.eye(4)[:, None], np.eye(4)[None]), -1, 0)
+# p @ _HAMILTON_LEFT, reshaped (4, 4), is the matrix of q -> p * q
+_HAMILTON_LEFT = np.ascontiguousarray(np.transpose(_HAMILTON, (1, 0, 2)).reshape(4, 16))
+# q @ _DRDQ_BY_Q, reshaped (4, 9), is dR/dq_a at q (`_DRDQ`, rows a, flattened 3x3)
+_DRDQ_BY_Q = np.ascontiguousarray(_DRDQ.reshape(4, 36))
 # vee of a skew matrix W: (W[2, 1], W[0, 2], W[1, 0]) = 0.5 (W[_VEE_I, _VEE_J] - W[_VEE_J, _VEE_I])
 _VEE_I, _VEE_J = np.array([2, 0, 1]), np.array([1, 2, 0])
 
 
 def _hamilton(p: NDArray[np.float64], q: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Hamilton products ``p * q`` of quaternion stacks (n, 4)."""
-    return np.einsum("aij,ni,nj->na", _HAMILTON, p, q)
+    """Hamilton products ``p * q`` of quaternion stacks (n, 4): ``p``'s left-multiplication
+    matrices (from `_HAMILTON`) times ``q``."""
+    left = (p @ _HAMILTON_LEFT).reshape(-1, 4, 4)
+    return (left @ q[:, :, None])[:, :, 0]
 
 
 def _factor_kernel(v, jacobians):
@@ -143,28 +149,36 @@ def _factor_kernel(v, jacobians):
 
     The formulas of ``rq_to_quat`` and ``rq_quat_jacobian``: ``q = (cos(theta/2), s v)``,
     ``dq_w/dv_j = -s v_j / 2``, ``dq_i/dv_j = s delta_ij + g v_i v_j`` with
-    ``s = sin(theta/2)/theta`` and ``g = (cos(theta/2)/2 - s)/theta^2``, in a few whole-stack
-    operations: the public functions are built for large stacks and cost ten times more on
-    the handful of vectors of a chain (tested equal to them within 4e-16). ``g``'s closed form
-    cancels near 0, losing ``eps/theta^2`` absolutely, but it only enters as ``g v_i v_j``
-    (of size ``theta^2``), which keeps it at ``eps``; below ``_TINY`` the first two terms of
-    the series (exact there to far below ``eps``) replace the 0/0.
+    ``s = sin(theta/2)/theta`` and ``g = (cos(theta/2)/2 - s)/theta^2``, the scalars in
+    Python's ``math`` (a chain has a handful of vectors, where numpy's per-call cost
+    dominates; the public functions are built for large stacks and cost ten times more here;
+    tested equal to them within 4e-16). ``g``'s closed form cancels near 0, losing
+    ``eps/theta^2`` absolutely, but it only enters as ``g v_i v_j`` (of size ``theta^2``),
+    which keeps it at ``eps``; below ``_TINY`` the first two terms of the series (exact there
+    to far below ``eps``) replace the 0/0.
     """
-    th2 = np.einsum("ij,ij->i", v, v)
-    th = np.sqrt(th2)
-    c = np.cos(0.5 * th)
-    tiny = th < _TINY
-    with np.errstate(divide="ignore", invalid="ignore"):
-        s = np.where(tiny, 0.5 - th2 / 48.0, np.sin(0.5 * th) / th)
-        g = np.where(tiny, th2 / 960.0 - 1.0 / 24.0, (0.5 * c - s) / th2)
-    q = np.empty((len(v), 4))
+    th2 = np.einsum("ij,ij->i", v, v).tolist()
+    m = len(th2)
+    c = [0.0] * m
+    s = [0.0] * m
+    g = [0.0] * m
+    for k, t2 in enumerate(th2):
+        th = math.sqrt(t2)
+        c[k] = math.cos(0.5 * th)
+        if th < _TINY:
+            s[k], g[k] = 0.5 - t2 / 48.0, t2 / 960.0 - 1.0 / 24.0
+        else:
+            s[k] = math.sin(0.5 * th) / th
+            g[k] = (0.5 * c[k] - s[k]) / t2
+    s_a = np.array(s)
+    q = np.empty((m, 4))
     q[:, 0] = c
-    q[:, 1:] = s[:, None] * v
+    q[:, 1:] = s_a[:, None] * v
     if not jacobians:
         return q, None
-    jq = np.empty((len(v), 4, 3))
-    jq[:, 0] = -0.5 * s[:, None] * v
-    jq[:, 1:] = (g[:, None] * v)[:, :, None] * v[:, None, :] + s[:, None, None] * _E
+    jq = np.empty((m, 4, 3))
+    jq[:, 0] = -0.5 * q[:, 1:]
+    jq[:, 1:] = (np.array(g)[:, None] * v)[:, :, None] * v[:, None, :] + s_a[:, None, None] * _E
     return q, jq
 
 
@@ -182,17 +196,22 @@ def _log_jacobian(delta):
 
     ``rq_velocity(delta, omega, "local") = a omega + (delta x omega)/2 + b (delta . omega)
     delta`` as a matrix, ``b = (1 - (theta/2) cot(theta/2)) / theta^2``, ``a = 1 - b theta^2``
-    (tested equal). As in `_factor_kernel`, ``b``'s cancellation costs nothing where it enters
-    (``b delta delta^T``, ``b theta^2``); below ``_TINY`` its series' first two terms.
+    (tested equal). As in `_factor_kernel`, the scalars in ``math``, and ``b``'s cancellation
+    costs nothing where it enters (``b delta delta^T``, ``b theta^2``); below ``_TINY`` its
+    series' first two terms.
     """
-    th2 = np.einsum("ij,ij->i", delta, delta)
-    th = np.sqrt(th2)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        b = np.where(
-            th < _TINY, 1.0 / 12.0 + th2 / 720.0, (1.0 - 0.5 * th / np.tan(0.5 * th)) / th2
-        )
-    out = (b[:, None] * delta)[:, :, None] * delta[:, None, :]
-    out += (1.0 - b * th2)[:, None, None] * _E
+    th2 = np.einsum("ij,ij->i", delta, delta).tolist()
+    b = [0.0] * len(th2)
+    a = [0.0] * len(th2)
+    for k, t2 in enumerate(th2):
+        th = math.sqrt(t2)
+        if th < _TINY:
+            b[k] = 1.0 / 12.0 + t2 / 720.0
+        else:
+            b[k] = (1.0 - 0.5 * th / math.tan(0.5 * th)) / t2
+        a[k] = 1.0 - b[k] * t2
+    out = (np.array(b)[:, None] * delta)[:, :, None] * delta[:, None, :]
+    out += np.array(a)[:, None, None] * _E
     out += np.einsum("ijk,nk->nij", _HALF_CROSS, delta)
     return out
 
@@ -222,6 +241,9 @@ def _selection(kind: str, order: str) -> NDArray[np.float64]:
     return np.stack([_axis("XYZ".index(c), "XYZ".index(c)) for c in order])
 
 
+_SELECTIONS = {(kind, order): _selection(kind, order) for kind in KINDS for order in EULER_ORDERS}
+
+
 @dataclass(frozen=True, eq=False)
 class Joint:
     """One joint of a chain (see the module's docstring for the frames and the kinds).
@@ -248,9 +270,9 @@ class Joint:
     """
 
     kind: JointKind
-    params: NDArray[np.float64]
-    offset: NDArray[np.float64] = field(default_factory=lambda: np.eye(4))
-    locks: tuple[bool, bool, bool] = (False, False, False)
+    params: ArrayLike  # stored as a read-only float64 ndarray (3,)
+    offset: ArrayLike = field(default_factory=lambda: np.eye(4))  # stored as ndarray (4, 4)
+    locks: Sequence[bool] = (False, False, False)  # stored as a tuple
     swing_limit: tuple[float, float] = (math.pi, math.pi)
     twist_limit: tuple[float, float] = (-math.pi, math.pi)
     euler_order: str = "XYZ"
@@ -330,22 +352,27 @@ class _Chain:
         n = len(joints)
         self.n = n
         self.offsets = np.stack([j.offset for j in joints])
-        self.sel = np.stack([_selection(j.kind, j.euler_order) for j in joints])
+        self.sel = np.stack([_SELECTIONS[j.kind, j.euler_order] for j in joints])
+        self.sel_t = np.ascontiguousarray(np.swapaxes(self.sel, 2, 3))
         lower = np.full((n, 3), -np.inf)
         upper = np.full((n, 3), np.inf)
         ellipse = np.zeros((n, 2))  # semi-axes where both are positive, else 0
         fixed = np.array([j.locks for j in joints], dtype=bool)
-        for i, j in enumerate(joints):
-            if j.kind != "swing_twist":
-                continue
-            a, b, lo, hi = (float(x) for x in effective_limits(*j.swing_limit, *j.twist_limit))
+        swing_twist = [i for i, j in enumerate(joints) if j.kind == "swing_twist"]
+        limits = np.array([[*joints[i].swing_limit, *joints[i].twist_limit] for i in swing_twist])
+        effective = np.stack(effective_limits(*limits.T), axis=1) if swing_twist else limits
+        for i, (a, b, lo, hi) in zip(swing_twist, effective.tolist(), strict=True):
             lower[i, 2], upper[i, 2] = lo, hi
             if a > 0 and b > 0:
                 ellipse[i] = a, b
             else:  # a hinge (one coordinate on a segment) or no swing at all
                 lower[i, :2], upper[i, :2] = (-a, -b), (a, b)
         self.lower, self.upper, self.ellipse = lower, upper, ellipse
+        self.lower_flat, self.upper_flat = lower.ravel(), upper.ravel()
+        self.identity = np.eye(3 * n)
         self.has_ellipse = np.flatnonzero(ellipse[:, 0] > 0)
+        # (joint, a, b) of the joints with an ellipse, as Python numbers for scalar work
+        self.ellipses = [(int(i), *ellipse[i].tolist()) for i in self.has_ellipse]
         fixed |= lower == upper
         self.fixed = fixed.ravel()
         self.free_rq = np.array([j.kind == "rq" and not any(j.locks) for j in joints])
@@ -354,22 +381,19 @@ class _Chain:
         self.target_rotation = target_rotation
         self.orientation_weight = orientation_weight
         self.scale = 1.0
-        self.q0_inv = np.tile([1.0, 0.0, 0.0, 0.0], (n, 1))  # the start's inverse, see start()
-        self.diag = np.arange(n)
+        self.q0_inv: NDArray[np.float64] | None = None  # the start's inverse, see start()
 
     def start(self, p: NDArray[np.float64]) -> _State:
         """Make ``p`` (n, 3) the pose the angles are measured from; measure the chain's length
         (``scale``, the unit of the reach's residual). Returns the state at ``p``."""
-        qf = _factor_kernel(np.einsum("jfab,jb->jfa", self.sel, p).reshape(-1, 3), False)[0]
-        qf = qf.reshape(self.n, 3, 4)
-        q0 = _hamilton(qf[:, 2], _hamilton(qf[:, 1], qf[:, 0]))
-        self.q0_inv = q0 * (1.0, -1.0, -1.0, -1.0)
+        self.q0_inv = None  # evaluate takes the rotations at p as the start's
         self.scale = 1.0
         state = self.evaluate(p, jacobians=True)
         self.scale = _chain_length(state)
         if self.scale > 0.0:
             state.r1[:3] /= self.scale
             state.j1[:3] /= self.scale
+            state.e1 = float(np.sqrt(state.r1 @ state.r1))
         return state
 
     # -- limits ---------------------------------------------------------------------------
@@ -377,8 +401,9 @@ class _Chain:
     def project(self, p: NDArray[np.float64]) -> NDArray[np.float64]:
         """The closest point of the limits (box bounds, then the ellipses) to ``p`` (n, 3)."""
         p = np.clip(p, self.lower, self.upper)
-        for i in self.has_ellipse:
-            p[i, :2] = _project_ellipse(p[i, 0], p[i, 1], *self.ellipse[i])
+        for i, a, b in self.ellipses:
+            x, z = p[i, :2].tolist()
+            p[i, :2] = _project_ellipse(x, z, a, b)
         return p
 
     # -- kinematics -----------------------------------------------------------------------
@@ -386,13 +411,15 @@ class _Chain:
     def evaluate(self, p: NDArray[np.float64], jacobians: bool) -> _State:
         """Residuals (and with ``jacobians`` their Jacobians) at ``p`` (n, 3)."""
         n = self.n
-        v = np.einsum("jfab,jb->jfa", self.sel, p).reshape(3 * n, 3)
+        v = (self.sel @ p[:, None, :, None]).reshape(3 * n, 3)
         qf, jq = _factor_kernel(v, jacobians)
-        drdq = np.einsum("fb,bakl->fakl", qf, _DRDQ)  # (3n, 4, 3, 3)
-        rf = np.einsum("fa,fakl->fkl", qf, drdq).reshape(n, 3, 3, 3)
-        rf *= 0.5
+        drdq = (qf @ _DRDQ_BY_Q).reshape(3 * n, 4, 9)  # dR/dq_a (flattened 3x3)
+        rf = (0.5 * (qf[:, None, :] @ drdq)).reshape(n, 3, 3, 3)
         qf = qf.reshape(n, 3, 4)
-        q_rel = _hamilton(self.q0_inv, _hamilton(qf[:, 2], _hamilton(qf[:, 1], qf[:, 0])))
+        q = _hamilton(qf[:, 2], _hamilton(qf[:, 1], qf[:, 0]))
+        if self.q0_inv is None:
+            self.q0_inv = q * (1.0, -1.0, -1.0, -1.0)
+        q_rel = _hamilton(self.q0_inv, q)
         r10 = rf[:, 1] @ rf[:, 0]
         rot = rf[:, 2] @ r10
         # forward: the frames before each rotation, then the one after the last
@@ -403,16 +430,14 @@ class _Chain:
             frame = pre[i].copy()
             frame[:3, :3] = pre[i, :3, :3] @ rot[i]
         end = frame[:3, :3] @ self.tip + frame[:3, 3]
-        state = _State(p, end, frame[:3, :3], pre[:, :3, 3])
         rows = [(end - self.target) / self.scale]
         if self.target_rotation is not None:
             rows.append(self.orientation_weight * (frame[:3, :3] - self.target_rotation).ravel())
-        state.r1 = np.concatenate(rows)
-        state.delta = _log(q_rel)
+        state = _State(p, end, frame[:3, :3], pre[:, :3, 3], np.concatenate(rows), _log(q_rel))
         if not jacobians:
             return state
-        drf = np.einsum("fakl,fam->fmkl", drdq, jq).reshape(n, 3, 3, 3, 3)
-        drf = np.einsum("jfmkl,jfmc->jfckl", drf, self.sel)  # dR_f/dp_c
+        drf = (np.swapaxes(jq, 1, 2) @ drdq).reshape(n, 3, 3, 9)  # dR_f/dv_m
+        drf = (self.sel_t @ drf).reshape(n, 3, 3, 3, 3)  # dR_f/dp_c
         # d(R2 R1 R0)/dp_c = dR2 R1 R0 + R2 dR1 R0 + R2 R1 dR0
         r2 = rf[:, 2, None]
         drot = drf[:, 2] @ r10[:, None] + r2 @ (
@@ -436,33 +461,28 @@ class _Chain:
         # the angles: d delta/dp_c = A(delta) omega_c, omega_c = vee(R^T dR/dp_c) (body frame)
         wmat = np.swapaxes(rot, 1, 2)[:, None] @ drot
         omega = 0.5 * (wmat[..., _VEE_I, _VEE_J] - wmat[..., _VEE_J, _VEE_I])  # (n, c, 3)
-        ddelta = _log_jacobian(state.delta)[:, None] @ omega[..., None]  # (n, c, 3, 1)
-        j2 = np.zeros((n, 3, n, 3))
-        j2[self.diag, :, self.diag, :] = np.swapaxes(ddelta[..., 0], 1, 2)
-        state.j2 = j2.reshape(3 * n, 3 * n)
+        # block i of J2: column c is A(delta_i) omega_ic
+        blocks = _log_jacobian(state.delta) @ np.swapaxes(omega, 1, 2)  # (n, 3, c)
+        j2 = np.zeros((3 * n, 3 * n))
+        for i in range(n):
+            j2[3 * i : 3 * i + 3, 3 * i : 3 * i + 3] = blocks[i]
+        state.j2 = j2
         return state
 
 
 class _State:
     """Residuals at a point: ``r1`` the reach (normalized), ``delta`` the angles' vectors."""
 
-    __slots__ = ("delta", "end", "j1", "j2", "linear", "p", "pivots", "r1")
+    __slots__ = ("delta", "e1", "e2", "end", "j1", "j2", "linear", "p", "pivots", "r1")
 
-    def __init__(self, p, end, linear, pivots):
+    def __init__(self, p, end, linear, pivots, r1, delta):
         self.p, self.end, self.linear, self.pivots = p, end, linear, pivots
-        self.r1: NDArray[np.float64]
-        self.delta: NDArray[np.float64]
+        self.r1, self.delta = r1, delta
+        self.e1 = float(np.sqrt(r1 @ r1))  # the reach's residual, in chain lengths
+        flat = delta.ravel()
+        self.e2 = float(flat @ flat)  # the sum of squared joint angles from the start
         self.j1: NDArray[np.float64]
         self.j2: NDArray[np.float64]
-
-    @property
-    def e1(self) -> float:
-        return float(np.sqrt(self.r1 @ self.r1))
-
-    @property
-    def e2(self) -> float:
-        d = self.delta.ravel()
-        return float(d @ d)
 
 
 def _project_ellipse(px: float, pz: float, a: float, b: float) -> tuple[float, float]:
@@ -491,57 +511,55 @@ def _project_ellipse(px: float, pz: float, a: float, b: float) -> tuple[float, f
     return a2 * px / (t + a2), b2 * pz / (t + b2)
 
 
-def _ellipse_normal(chain: _Chain, p: NDArray[np.float64], i: int) -> NDArray[np.float64] | None:
+def _ellipse_normal(
+    p: NDArray[np.float64], i: int, a: float, b: float
+) -> NDArray[np.float64] | None:
     """Outward normal ``(x/a^2, z/b^2)`` of joint ``i``'s ellipse if its swing is on it."""
-    a, b = chain.ellipse[i]
-    x, z = p[i, 0], p[i, 1]
+    x, z = p[i, :2].tolist()
     if (x / a) ** 2 + (z / b) ** 2 < 1.0 - ON_BOUNDARY:
         return None
     return np.array([x / (a * a), z / (b * b)])
 
 
-def _basis(chain, p, held_box, held_ellipse):
+def _basis(chain, held_box, held_ellipse, normals):
     """Directions the step may take (3n, m): free parameters, tangents of held ellipses."""
     free = ~chain.fixed & ~held_box
     for i in held_ellipse:
         free[3 * i : 3 * i + 2] = False
-    cols = [np.eye(3 * chain.n)[:, free]]
+    cols = [chain.identity[:, free]]
     for i in held_ellipse:
-        nrm = _ellipse_normal(chain, p, i)
+        nrm = normals[i]
         t = np.zeros(3 * chain.n)
         if not chain.fixed[3 * i] and not chain.fixed[3 * i + 1]:
             t[3 * i : 3 * i + 2] = (-nrm[1], nrm[0]) / np.hypot(nrm[0], nrm[1])
             cols.append(t[:, None])
-    return np.concatenate(cols, axis=1)
-
-
-def _pushing(chain, p, step, held_box, held_ellipse):
-    """Limits on whose boundary ``p`` (n, 3) lies and that the full step (3n,) crosses."""
-    flat = p.ravel()
-    box = held_box | (
-        ((flat <= chain.lower.ravel() + ON_BOUNDARY) & (step < 0))
-        | ((flat >= chain.upper.ravel() - ON_BOUNDARY) & (step > 0))
-    )
-    box &= ~chain.fixed
-    ellipse = set(held_ellipse)
-    for i in chain.has_ellipse:
-        nrm = _ellipse_normal(chain, p, i)
-        if nrm is not None and nrm @ step[3 * i : 3 * i + 2] > 0:
-            ellipse.add(int(i))
-    return box, sorted(ellipse)
+    return np.concatenate(cols, axis=1) if len(cols) > 1 else cols[0]
 
 
 def _constrained_step(chain, state, solve):
     """``solve(Z)`` (a step in the basis) with the active set grown until no limit is crossed.
 
+    A limit joins the active set when ``state.p`` lies on it and the step would cross it.
     Returns ``(step (3n,), Z, held_box (3n,) bool, held_ellipse list)``.
     """
+    flat = state.p.ravel()
+    at_lower = (flat <= chain.lower_flat + ON_BOUNDARY) & ~chain.fixed
+    at_upper = (flat >= chain.upper_flat - ON_BOUNDARY) & ~chain.fixed
+    normals = {}
+    for i, a, b in chain.ellipses:
+        nrm = _ellipse_normal(state.p, i, a, b)
+        if nrm is not None:
+            normals[i] = nrm
     held_box = np.zeros(3 * chain.n, dtype=bool)
     held_ellipse: list[int] = []
     for _ in range(4):
-        z = _basis(chain, state.p, held_box, held_ellipse)
+        z = _basis(chain, held_box, held_ellipse, normals)
         step = z @ solve(z) if z.shape[1] else np.zeros(3 * chain.n)
-        box, ellipse = _pushing(chain, state.p, step, held_box, held_ellipse)
+        box = held_box | (at_lower & (step < 0)) | (at_upper & (step > 0))
+        ellipse = sorted(
+            set(held_ellipse)
+            | {i for i, nrm in normals.items() if nrm @ step[3 * i : 3 * i + 2] > 0}
+        )
         if np.array_equal(box, held_box) and ellipse == held_ellipse:
             break
         held_box, held_ellipse = box, ellipse
@@ -557,19 +575,19 @@ def _advance(chain, p, step, held_box, held_ellipse):
     """
     flat = p.ravel()
     alpha = 1.0
-    lower, upper = chain.lower.ravel(), chain.upper.ravel()
+    lower, upper = chain.lower_flat, chain.upper_flat
     free = ~held_box & (step != 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         room = np.where(step > 0, upper - flat, lower - flat) / step
     room = room[free & np.isfinite(room)]
     if room.size:
         alpha = min(alpha, float(room.min()))
-    for i in chain.has_ellipse:
+    for i, a, b in chain.ellipses:
         if i in held_ellipse:
             continue
-        a, b = chain.ellipse[i]
         x, z = flat[3 * i] / a, flat[3 * i + 1] / b
         dx, dz = step[3 * i] / a, step[3 * i + 1] / b
+        x, z, dx, dz = float(x), float(z), float(dx), float(dz)
         qa = dx * dx + dz * dz
         if qa == 0.0 or (x + dx) ** 2 + (z + dz) ** 2 <= 1.0:
             continue
@@ -698,6 +716,35 @@ def solve_chain(
     )
 
 
+def chain_end(
+    joints: Sequence[Joint], tip: ArrayLike, params: ArrayLike | None = None
+) -> tuple[NDArray[np.float64], float]:
+    """The end effector (3,) of a chain posed at ``params`` (n, 3; default the joints'
+    ``params``), and the chain's length at that pose (the distances between consecutive
+    pivots and from the last pivot to the end effector; `solve_chain`'s unit).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rq_rotation import Joint, chain_end
+    >>> up = np.eye(4)
+    >>> up[1, 3] = 1.0
+    >>> joints = [Joint("rq", (0, 0, np.pi / 2)), Joint("rq", (0, 0, 0), up)]
+    >>> end, length = chain_end(joints, (0, 1, 0))  # a quarter turn about Z: along -X
+    >>> end.round(6), length
+    (array([-2.,  0.,  0.]), 2.0)
+    """
+    if not joints:
+        raise ValueError("the chain has no joints")
+    tip_a = as_float_array(tip, "tip")
+    chain = _Chain(list(joints), tip_a, np.zeros(3), None, 1.0)
+    p = np.stack([j.params for j in joints]) if params is None else as_float_array(params, "params")
+    if p.shape != (len(joints), 3):
+        raise ValueError(f"params must have shape ({len(joints)}, 3), got {p.shape}")
+    state = chain.evaluate(p, jacobians=False)
+    return state.end, _chain_length(state)
+
+
 def _chain_length(state: _State) -> float:
     """Sum of the distances between consecutive pivots and from the last to the end effector."""
     points = np.concatenate([state.pivots, state.end[None]])
@@ -781,9 +828,12 @@ def _solve(chain, state, max_iterations, callback, start):
     and a part in the reach Jacobian's null space that minimizes a quadratic model of the
     angles: ``J2^T J2`` (exact from the analytic Jacobians) plus ``S``, the curvature of the
     reaching set and of the angles, from a structured Powell-symmetric-Broyden secant update
-    of the Lagrangian's gradient. While the end effector approaches the target a step counts
-    when the reach improves. Once it reaches (or, out of reach, stops improving), a step counts
-    when the angles decrease and the reach stays within its tolerance (plus the order of the
+    of the Lagrangian's gradient. While the reach falls slowly (out of reach, a large residual)
+    its part comes from a BFGS model instead (Fletcher and Xu's hybrid), restricted to the
+    directions that move the end effector. While the end effector approaches the target a
+    step counts when the reach improves enough against its linear model (a trust region's
+    ratio test steers the damping). Once it reaches (or, out of reach, stops improving), a step
+    counts when the angles decrease and the reach stays within its tolerance (plus the order of the
     step squared, which the next step's Gauss-Newton part takes back); the end of a step is
     first pulled back to the reaching set by chord Gauss-Newton steps. The step is halved
     until it counts.
@@ -825,8 +875,7 @@ def _solve(chain, state, max_iterations, callback, start):
                 hz = z.T @ model @ z + damping * np.eye(z.shape[1])
                 y = -_solve_positive(hz, z.T @ (state.j1.T @ state.r1), damping)
                 return vr @ (vr.T @ y)
-            else:
-                y = -(vr * (sr / (sr * sr + damping))) @ (ur.T @ state.r1)
+            y = -(vr * (sr / (sr * sr + damping))) @ (ur.T @ state.r1)
             null = vt[rank:].T
             if not null.shape[1]:
                 return y
@@ -905,7 +954,7 @@ def _solve(chain, state, max_iterations, callback, start):
         state, jumped = _accept(chain, state, callback, iterations, start)
         if jumped:
             curvature[:] = 0.0
-        if gain <= 1e-14 * state.e2 + 1e-300:
+        if gain <= 1e-12 * state.e2 + 1e-300:
             break
     return _polish(chain, state, cap, iterations, callback, start)
 
@@ -956,11 +1005,12 @@ def _restore(chain, p, pinv, r1, cap):
 
 
 def _active(chain: _Chain, p: NDArray[np.float64]) -> tuple[tuple[str, ...], ...]:
+    """Per joint, the names of the limits ``p`` lies on (see `IKResult.active`)."""
     out = []
     for i in range(chain.n):
         names = []
         if i in chain.has_ellipse:
-            if _ellipse_normal(chain, p, i) is not None:
+            if _ellipse_normal(p, i, *chain.ellipse[i].tolist()) is not None:
                 names.append("swing")
         elif any(
             not chain.fixed[3 * i + k]

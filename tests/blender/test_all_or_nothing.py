@@ -185,3 +185,13 @@ def test_an_unexpected_error_is_reported_not_raised(addon, fault):
     assert "Nothing changed: injected fault in call 1" in str(raised.value)
     assert "Traceback" not in str(raised.value)
     assert differences(before, whole_state(obj)) == []
+
+
+def test_ik_reach_failing_halfway_changes_nothing(addon, fault):
+    """Three RQ bones turned by pose.rq_ik_reach: the third write fails after two bones took
+    their new parameters."""
+    obj = _rq_rig()
+    obj.data.bones.active = obj.data.bones["C"]
+    bpy.context.view_layer.update()
+    tail = np.array(obj.matrix_world @ obj.pose.bones["C"].tail)
+    _check(fault, obj, bpy.ops.pose.rq_ik_reach, 3, target=tuple(tail + (0.3, -0.4, 0.2)))
