@@ -19,8 +19,10 @@ F-curves and drivers the block created are removed, removed ones are created aga
 changed ones are rewritten in place; channel groups the block created are removed. Each
 action is recorded as a copy (``Action.copy``, one C-level copy however many curves it holds:
 reading every touched curve's 14 key attributes with ``foreach_get`` cost more than the
-operators' own work on a keyed-every-frame clip); the copies are read only on failure and
-removed when the block ends. Drivers and bone properties are Python data read in bulk.
+operators' own work on a keyed-every-frame clip), and the bones' drivers as copies in a
+scratch object's animation data (``AnimDataDrivers.from_existing``, one call per driver); the
+copies are read only on failure and removed when the block ends. Bone properties are Python
+data.
 """
 
 from __future__ import annotations
@@ -118,8 +120,8 @@ class ObjectRecord:
     had_animation_data: bool
     bones: list[BoneRecord]
     owners: list[ActionCopy]  # the actions' channelbags, recorded as copies
-    drivers: OwnerRecord | None
-    copies: list[bpy.types.Action]  # the action copies, removed when the block ends
+    drivers: Any  # the copies of the bones' drivers (a scratch object's), or None
+    copies: list[bpy.types.ID]  # the action copies and scratch object, removed at the end
 
 
 @contextmanager
@@ -143,7 +145,10 @@ def all_or_nothing(bones: Iterable[tuple[bpy.types.Object, str]]) -> Iterator[No
     finally:
         for record in records:
             for copy in record.copies:
-                bpy.data.actions.remove(copy)
+                if isinstance(copy, bpy.types.Action):
+                    bpy.data.actions.remove(copy)
+                else:
+                    bpy.data.objects.remove(copy)
     screen.show_changes()
 
 
@@ -192,14 +197,23 @@ def _record_object(obj: bpy.types.Object, names: list[str]) -> ObjectRecord:
         slot = None if use.slot is None else copy.slots[use.slot.identifier]
         owners.append(ActionCopy(owner, compat.channelbag(copy, slot)))
     anim = obj.animation_data
+    drivers = None
+    scratch: list[bpy.types.ID] = list(copies.values())
+    if anim is not None:
+        holder = bpy.data.objects.new("rq: recorded drivers", None)  # in no scene: inert
+        scratch.append(holder)
+        drivers = holder.animation_data_create().drivers
+        for fcurve in anim.drivers:
+            if _owned(fcurve.data_path, prefixes):
+                drivers.from_existing(src_driver=fcurve)
     return ObjectRecord(
         obj=obj,
         prefixes=prefixes,
         had_animation_data=anim is not None,
         bones=[_record_bone(obj.pose.bones[name]) for name in names],
         owners=owners,
-        drivers=None if anim is None else _record_owner(anim.drivers, prefixes, drivers=True),
-        copies=list(copies.values()),
+        drivers=drivers,
+        copies=scratch,
     )
 
 
@@ -225,7 +239,8 @@ def _record_curve(fcurve: bpy.types.FCurve) -> CurveRecord:
     keys = {}
     for name, dtype, width in KEY_ATTRIBUTES:
         array = np.empty(n * width, dtype=dtype)
-        points.foreach_get(name, array)
+        if n:  # a driver usually has no keys: no call into Blender
+            points.foreach_get(name, array)
         keys[name] = array
     driver = None
     if fcurve.driver is not None:
@@ -257,17 +272,34 @@ def _properties(struct: Any) -> dict[str, Any]:
     """The writable, non-pointer RNA properties of ``struct`` (a modifier, a driver target),
     in RNA order."""
     out = {}
-    for prop in struct.bl_rna.properties:
-        if (
-            prop.identifier == "rna_type"
-            or prop.is_readonly
-            or prop.type in ('POINTER', 'COLLECTION')
-        ):
-            if prop.identifier == "id":  # a driver target's ID (a pointer, writable)
-                out["id"] = struct.id
-            continue
-        out[prop.identifier] = _plain(getattr(struct, prop.identifier))
+    for identifier in _writable(struct.bl_rna):
+        if identifier == "id":  # a driver target's ID (a pointer, writable)
+            out["id"] = struct.id
+        else:
+            out[identifier] = _plain(getattr(struct, identifier))
     return out
+
+
+# RNA struct identifier -> the identifiers `_properties` records (`_writable`).
+_WRITABLE: dict[str, tuple[str, ...]] = {}
+
+
+def _writable(rna: Any) -> tuple[str, ...]:
+    """The identifiers `_properties` records of a struct type (``bl_rna``), listed once per
+    type: the writable non-pointer properties and a driver target's ``id``."""
+    found = _WRITABLE.get(rna.identifier)
+    if found is None:
+        found = _WRITABLE[rna.identifier] = tuple(
+            prop.identifier
+            for prop in rna.properties
+            if prop.identifier == "id"
+            or not (
+                prop.identifier == "rna_type"
+                or prop.is_readonly
+                or prop.type in ('POINTER', 'COLLECTION')
+            )
+        )
+    return found
 
 
 def _plain(value: Any) -> Any:
@@ -317,8 +349,9 @@ def _restore_object(record: ObjectRecord) -> None:
         _restore_owner(owner, record.prefixes, drivers=False)
     anim = obj.animation_data
     if record.drivers is not None and anim is not None:
-        record.drivers.owner = anim.drivers
-        _restore_owner(record.drivers, record.prefixes, drivers=True)
+        drivers = _record_owner(record.drivers, record.prefixes, drivers=True)
+        drivers.owner = anim.drivers
+        _restore_owner(drivers, record.prefixes, drivers=True)
     elif anim is not None and not record.had_animation_data:
         obj.animation_data_clear()
     obj.update_tag()
