@@ -182,6 +182,58 @@ def evaluate_channels(
     return out
 
 
+class ChannelStack:
+    """The channels of many properties of one size k (a bone's rotation in each of many
+    actions, say), evaluated together: one `fcurve_math.evaluate_stacked` pass per channel
+    index for every curve numpy reproduces, ``FCurve.evaluate`` for the rest.
+
+    Parameters
+    ----------
+    channels : sequence (lines) of sequences of Channel or None, each length k
+        From `read_channels`, one entry per property ("line").
+    statics : ndarray, shape (lines, k)
+        The properties' current values, used for missing channels.
+    """
+
+    def __init__(
+        self, channels: Sequence[Sequence[Channel | None]], statics: np.ndarray
+    ) -> None:
+        self.channels = channels
+        self.statics = np.asarray(statics, dtype=np.float64).reshape(len(channels), -1)
+        width = self.statics.shape[1]
+        # Per channel index: the stack of the supported curves and, per line, its curve in
+        # the stack (-1: missing or unsupported).
+        self.stacks: list[fcurve_math.KeyStack | None] = []
+        self.rows: list[np.ndarray] = []
+        for index in range(width):
+            row = np.full(len(channels), -1, dtype=np.int64)
+            curves = []
+            for i, line in enumerate(channels):
+                channel = line[index]
+                if channel is not None and channel.keys.supported:
+                    row[i] = len(curves)
+                    curves.append(channel.keys)
+            self.stacks.append(fcurve_math.stack(curves) if curves else None)
+            self.rows.append(row)
+
+    def evaluate(self, line: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """Values of each line at its time, (m,), (m,) -> (m, k)."""
+        line = np.asarray(line, dtype=np.int64)
+        t = np.asarray(t, dtype=np.float64)
+        out = self.statics[line]
+        for index, (stack, row) in enumerate(zip(self.stacks, self.rows, strict=True)):
+            curve = row[line]
+            fast = curve >= 0
+            if stack is not None and fast.any():
+                out[fast, index] = fcurve_math.evaluate_stacked(stack, curve[fast], t[fast])
+            for i in np.unique(line[~fast]):  # modifiers or easing: Blender evaluates
+                channel = self.channels[i][index]
+                if channel is not None:
+                    mine = line == i
+                    out[mine, index] = channel.evaluate(t[mine])
+        return out
+
+
 def key_times(channels: Sequence[Channel | None]) -> np.ndarray:
     """Sorted union of the key frames of ``channels``, shape (n,) (empty if all missing)."""
     times = [c.keys.times for c in channels if c is not None]

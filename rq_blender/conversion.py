@@ -40,7 +40,7 @@ from ..rq_rotation import clamp_twist, quat_angle_between, scale_swing_into_elli
 from ..rq_rotation.keyframes import fcurve_math
 from ..rq_rotation.keyframes.continuity import continuous_values
 from ..rq_rotation.keyframes.limits import fit_to_limits, limits_restrict_nothing, shorten_swings
-from ..rq_rotation.keyframes.refine import dense_enough, refine_grid
+from ..rq_rotation.keyframes.refine import refine_grids
 from ..rq_rotation.modes import ADDON_MODES, MODES, NATIVE_MODES, rotation_vectors, values_to_quat
 from . import animdata, bone_modes, drivers
 
@@ -90,24 +90,31 @@ def static_values(pose_bone: bpy.types.PoseBone, mode: str) -> np.ndarray:
     return np.concatenate(parts)
 
 
-def posed_values(pose_bone: bpy.types.PoseBone, mode: str, values: np.ndarray) -> np.ndarray:
-    """The channel values (..., k) the bone is actually posed at.
+def _limits_of(pose_bone: bpy.types.PoseBone) -> np.ndarray:
+    """The bone's joint limits as ``(a, b, twist min, twist max)``, shape (4,)."""
+    (a, b), (low, high) = bone_modes.joint_limits(pose_bone)
+    return np.array([a, b, low, high])
+
+
+def posed_values(mode: str, values: np.ndarray, limits: np.ndarray) -> np.ndarray:
+    """The channel values (..., k) a bone is actually posed at.
 
     Swing/twist bones are posed by their drivers at the swing scaled radially into the limit
     ellipse and the twist clamped to its range (`bone_modes`); stored values outside the
-    limits are read as those. Every other mode is posed at its values as they are.
+    limits are read as those. ``limits`` (..., 4) are each row's `_limits_of` (broadcast).
+    Every other mode is posed at its values as they are.
     """
     if mode != "SWING_TWIST":
         return values
-    (a, b), (low, high) = bone_modes.joint_limits(pose_bone)
-    swing = scale_swing_into_ellipse(values[..., :2], a, b)
-    twist = clamp_twist(values[..., 2], low, high)
+    limits = np.asarray(limits)
+    swing = scale_swing_into_ellipse(values[..., :2], limits[..., 0], limits[..., 1])
+    twist = clamp_twist(values[..., 2], limits[..., 2], limits[..., 3])
     return np.concatenate([swing, twist[..., None]], axis=-1)
 
 
-def _read_source(use, pose_bone: bpy.types.PoseBone, mode: str, static: np.ndarray):
-    """The source channels of the bone in ``use`` and an evaluator of the values it is posed
-    at (`posed_values`), or None when the action does not key it."""
+def _read_source(use, pose_bone: bpy.types.PoseBone, mode: str):
+    """The source channels of the bone in ``use`` (`animdata.read_channels`), or None when
+    the action does not key it."""
     owner = animdata.fcurve_owner(use)
     channels: list[animdata.Channel | None] = []
     for parameter in MODES[mode].parameters:
@@ -115,12 +122,7 @@ def _read_source(use, pose_bone: bpy.types.PoseBone, mode: str, static: np.ndarr
         channels.extend(animdata.read_channels(owner, path, parameter.size))
     if all(c is None for c in channels):
         return None
-
-    def evaluate(t: np.ndarray) -> np.ndarray:
-        values = animdata.evaluate_channels(channels, static.tolist(), t)
-        return posed_values(pose_bone, mode, values)
-
-    return channels, evaluate
+    return channels
 
 
 def _interpolation_at(channels: Sequence[animdata.Channel | None], times: np.ndarray):
@@ -171,10 +173,9 @@ def plan_conversion(
         raise ValueError(f"the frame range ends ({frames[1]}) before it starts ({frames[0]})")
     uses = animdata.actions_of(obj)
     plans: list[BonePlan] = []
-    # Time lines of all bones, converted together: (plan, use, times, interpolation, grid
-    # values, grid rotations, which grid points are key times).
-    sources = []  # (plan, use, times, interpolation, evaluate) per keyed bone and action
-    lines = []
+    # Time lines of all bones and actions, converted together: a `_Line` per keyed bone and
+    # action, then their grids refined and evaluated in one pass per source mode.
+    sources: list[_Line] = []
     statics = []  # (source, static values) per plan
     for name in bone_names:
         pose_bone = obj.pose.bones[name]
@@ -185,15 +186,15 @@ def plan_conversion(
         entering = source not in ADDON_MODES and target in ADDON_MODES
         if entering and drivers.bone_drivers(pose_bone):
             raise ValueError(f"bone '{name}': its rotation is already driven by other drivers")
-        static = posed_values(pose_bone, source, static_values(pose_bone, source))
+        limits = _limits_of(pose_bone)
+        static = posed_values(source, static_values(pose_bone, source), limits)
         plan = BonePlan(name, source, target, np.empty(0))
         plans.append(plan)
         statics.append((source, static))
         for use in uses:
-            found = _read_source(use, pose_bone, source, static)
-            if found is None:
+            channels = _read_source(use, pose_bone, source)
+            if channels is None:
                 continue
-            channels, evaluate = found
             keys = animdata.key_times(channels)
             if strategy == "KEYS":
                 times = keys
@@ -210,25 +211,11 @@ def plan_conversion(
                 ),
                 name,
             )
-            sources.append((plan, use, group, times, interpolation, evaluate))
+            sources.append(_Line(plan, use, group, times, interpolation, channels, static, limits))
     if not plans:
         return plans
     static_quats = _quats_by_mode([source for source, _ in statics], [v for _, v in statics])
-    # The source at its own times, converted in one call per source mode: a source keyed
-    # densely enough (every frame) needs nothing more (`refine_grid`).
-    at_times = [evaluate(times) for *_, times, _, evaluate in sources]
-    at_quats = _quats_by_mode([line[0].source for line in sources], at_times)
-    dense = dense_enough(
-        [line[0].source for line in sources], [line[3] for line in sources], at_times, at_quats
-    )
-    for (plan, use, group, times, interpolation, evaluate), values, q, done in zip(
-        sources, at_times, at_quats, dense, strict=True
-    ):
-        if done:
-            on_times = np.ones(len(times), dtype=bool)
-        else:
-            _, on_times, values, q = refine_grid(plan.source, times, evaluate, (values, q))
-        lines.append((plan, use, group, times, interpolation, values, q, on_times))
+    lines = _sample_lines(sources)
     current = continuous_values(
         target,
         np.stack(static_quats)[:, None],
@@ -242,14 +229,18 @@ def plan_conversion(
         plan.limited_keys = int(moved.sum())
     if not lines:
         return plans
-    length = max(len(line[5]) for line in lines)
+    length = max(len(q) for _, _, q, _ in lines)
     padded = np.stack(
-        [np.concatenate([q, np.repeat(q[-1:], length - len(q), 0)]) for *_, q, _ in lines]
+        [np.concatenate([q, np.repeat(q[-1:], length - len(q), 0)]) for _, _, q, _ in lines]
     )
-    starts = np.stack([rotation_vectors(line[0].source, line[5][0]) for line in lines])
+    starts = np.stack(
+        [rotation_vectors(line.plan.source, values[0]) for line, values, _, _ in lines]
+    )
     converted = continuous_values(target, padded, starts)
-    for line, values in zip(lines, converted, strict=True):
-        plan, use, group, times, interpolation, _, q, on_times = line
+    for (line, _, q, on_times), values in zip(lines, converted, strict=True):
+        plan, use, group, times, interpolation = (
+            line.plan, line.use, line.group, line.times, line.interpolation
+        )
         quats = q[on_times]
         stored, moved = fits[plan.name][0](values[: len(q)][on_times])
         if moved.any():
@@ -257,6 +248,54 @@ def plan_conversion(
             plan.limited_keys += int(moved.sum())
         plan.tracks.append(Track(use, group, times, stored, interpolation, quats))
     return plans
+
+
+@dataclass
+class _Line:
+    """One keyed bone in one action, before sampling: the times to key, the source channels,
+    the bone's posed static values (k,) and joint limits (4,) (`posed_values`)."""
+
+    plan: BonePlan
+    use: animdata.ActionUse
+    group: str
+    times: np.ndarray
+    interpolation: np.ndarray | None
+    channels: list[animdata.Channel | None]
+    static: np.ndarray
+    limits: np.ndarray
+
+
+def _sample_lines(
+    lines: Sequence[_Line],
+) -> list[tuple[_Line, np.ndarray, np.ndarray, np.ndarray]]:
+    """Sample every line on a grid through its times dense enough for the continuity chain
+    (`refine_grids`), evaluating all lines of a source mode together
+    (`animdata.ChannelStack`). Returns ``(line, values (N, k), rotations (N, 4), which grid
+    points are its times (N,))`` per line, in order."""
+    out: list = [None] * len(lines)
+    for mode in {line.plan.source for line in lines}:
+        index = [i for i, line in enumerate(lines) if line.plan.source == mode]
+        stack = animdata.ChannelStack(
+            [lines[i].channels for i in index], np.stack([lines[i].static for i in index])
+        )
+        limits = np.stack([lines[i].limits for i in index])
+
+        def evaluate(line, t, stack=stack, limits=limits, mode=mode):
+            return posed_values(mode, stack.evaluate(line, t), limits[line])
+
+        sizes = [len(lines[i].times) for i in index]
+        line = np.repeat(np.arange(len(index)), sizes)
+        times = np.concatenate([lines[i].times for i in index])
+        values = evaluate(line, times)
+        q = values_to_quat(mode, values)
+        line, _, on_times, values, q = refine_grids(mode, line, times, values, q, evaluate)
+        cuts = np.searchsorted(line, np.arange(1, len(index)))
+        for i, v, qs, on in zip(
+            index, np.split(values, cuts), np.split(q, cuts), np.split(on_times, cuts),
+            strict=True,
+        ):  # fmt: skip
+            out[i] = (lines[i], v, qs, on)
+    return out
 
 
 def _quats_by_mode(modes: Sequence[str], values: Sequence[np.ndarray]) -> list[np.ndarray]:

@@ -346,3 +346,149 @@ def evaluate(keys: Keys, t) -> np.ndarray:
             val[todo] = evaluate_segments(ti[todo], x, y, ipo)
         out[inside] = val
     return out.astype(np.float64)
+
+
+@dataclass
+class KeyStack:
+    """The keys of many F-curves stacked end to end, for `evaluate_stacked`.
+
+    Attributes
+    ----------
+    curves : list of Keys
+        The stacked curves, each `Keys.supported`.
+    start : ndarray of int, shape (C + 1,)
+        Curve ``c``'s keys are rows ``start[c]`` to ``start[c + 1] - 1`` of `co`.
+    co : ndarray, shape (K, 2), float32
+        ``(frame, value)`` of every key.
+    interpolation : ndarray of int, shape (K,)
+    extrapolation : ndarray of int, shape (C,)
+    """
+
+    curves: list[Keys]
+    start: np.ndarray
+    co: np.ndarray
+    interpolation: np.ndarray
+    extrapolation: np.ndarray
+
+    @cached_property
+    def _handle_points(self) -> tuple[np.ndarray, np.ndarray]:
+        # Read (from Blender, for curves read lazily) only when a Bezier segment or end needs
+        # them: curves evaluated at their own keys never do.
+        return (
+            np.concatenate([k.handle_left for k in self.curves]).astype(np.float32),
+            np.concatenate([k.handle_right for k in self.curves]).astype(np.float32),
+        )
+
+    @property
+    def handle_left(self) -> np.ndarray:
+        """Left handle points of every key, shape (K, 2), float32."""
+        return self._handle_points[0]
+
+    @property
+    def handle_right(self) -> np.ndarray:
+        """Right handle points of every key, shape (K, 2), float32."""
+        return self._handle_points[1]
+
+
+def stack(curves: list[Keys]) -> KeyStack:
+    """Stack the keys of many curves (each `Keys.supported`; raise ``ValueError`` if not)."""
+    if not all(k.supported for k in curves):
+        raise ValueError("these keys need FCurve.evaluate (modifiers, easing or no keys)")
+    sizes = [len(k.co) for k in curves]
+    return KeyStack(
+        curves=curves,
+        start=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+        co=np.concatenate([k.co for k in curves]).astype(np.float32),
+        interpolation=np.concatenate([k.interpolation for k in curves]),
+        extrapolation=np.array([k.extrapolation for k in curves], dtype=np.int32),
+    )
+
+
+def _extrapolate_stacked(keys: KeyStack, curve, t, end, direction: int):
+    """`_extrapolate` of many curves at once: times ``t`` (m,) beyond key ``end`` (m,) (the
+    first key of ``curve`` with ``direction`` +1, its last with -1)."""
+    co = keys.co
+    x, y = co[end, 0], co[end, 1]
+    ipo = keys.interpolation[end]
+    single = keys.start[curve + 1] - keys.start[curve] == 1
+    neighbor = np.where(single, end, end + direction)
+    hold = (keys.extrapolation[curve] == EXTRAPOLATE_CONSTANT) | (ipo == CONSTANT)
+    out = y.copy()
+    line = ~hold & (ipo == LINEAR) & ~single & (co[neighbor, 0] != x)
+    if line.any():
+        nb = neighbor[line]
+        slope = (co[nb, 1] - y[line]) / (co[nb, 0] - x[line])
+        out[line] = y[line] - slope * (x[line] - t[line])
+    bezier = ~hold & (ipo != LINEAR)
+    if bezier.any():
+        handles = keys.handle_left if direction > 0 else keys.handle_right
+        handle = handles[end[bezier]]
+        xb, yb, tb = x[bezier], y[bezier], t[bezier]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slope = (yb - handle[:, 1]) / (xb - handle[:, 0])
+        out[bezier] = np.where(xb == handle[:, 0], yb, yb - slope * (xb - tb))
+    return out
+
+
+def evaluate_stacked(keys: KeyStack, curve, t) -> np.ndarray:
+    """Evaluate many F-curves, each at its own times, as Blender does (`evaluate` of each, in
+    one pass: the same float32 arithmetic, so the same values).
+
+    Parameters
+    ----------
+    keys : KeyStack
+    curve : array_like of int, shape (m,)
+        Which stacked curve each time is on.
+    t : array_like, shape (m,)
+        Frames (rounded to float32 like ``FCurve.evaluate``'s argument).
+
+    Returns
+    -------
+    ndarray, shape (m,), float64
+    """
+    curve = np.asarray(curve, dtype=np.int64).reshape(-1)
+    t = np.asarray(t, dtype=np.float32).reshape(-1)
+    co = keys.co
+    xs = co[:, 0]
+    first = keys.start[curve]
+    last = keys.start[curve + 1] - 1
+    out = np.empty(t.shape, dtype=np.float32)
+    before = t <= xs[first]
+    after = (t >= xs[last]) & ~before
+    inside = ~(before | after)
+    if before.any():
+        out[before] = _extrapolate_stacked(keys, curve[before], t[before], first[before], 1)
+    if after.any():
+        out[after] = _extrapolate_stacked(keys, curve[after], t[after], last[after], -1)
+    if inside.any():
+        ci, ti = curve[inside], t[inside]
+        # The first key of its curve at or after each time (searchsorted, side="left", in
+        # every curve at once): sorted by (curve, time), a time before the keys equal to it,
+        # the keys before a time's place are those of the earlier curves and its own
+        # earlier keys.
+        key_curve = np.repeat(np.arange(len(keys.start) - 1), np.diff(keys.start))
+        kind = np.concatenate([np.ones(len(xs), dtype=np.int8), np.zeros(len(ti), dtype=np.int8)])
+        order = np.lexsort((kind, np.concatenate([xs, ti]), np.concatenate([key_curve, ci])))
+        keys_before = np.cumsum(kind[order]) - kind[order]
+        right = np.empty(len(ti), dtype=np.int64)
+        is_time = order >= len(xs)
+        right[order[is_time] - len(xs)] = keys_before[is_time]
+        left = right - 1
+        exact_right = np.abs(xs[right] - ti) <= EXACT_THRESHOLD
+        exact_left = np.abs(xs[left] - ti) <= EXACT_THRESHOLD
+        todo = ~(exact_left | exact_right)
+        val = np.where(exact_right, co[right, 1], co[left, 1])
+        if todo.any():
+            lt, rt = left[todo], right[todo]
+            ipo = keys.interpolation[lt]
+            x = np.stack([xs[lt], xs[lt], xs[rt], xs[rt]], axis=1)
+            y = np.stack([co[lt, 1], co[lt, 1], co[rt, 1], co[rt, 1]], axis=1)
+            bez = ipo == BEZIER
+            if bez.any():
+                x[bez, 1] = keys.handle_right[lt[bez], 0]
+                y[bez, 1] = keys.handle_right[lt[bez], 1]
+                x[bez, 2] = keys.handle_left[rt[bez], 0]
+                y[bez, 2] = keys.handle_left[rt[bez], 1]
+            val[todo] = evaluate_segments(ti[todo], x, y, ipo)
+        out[inside] = val
+    return out.astype(np.float64)
