@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import bpy
 import numpy as np
@@ -40,6 +41,7 @@ from ..rq_rotation import clamp_twist, quat_angle_between, scale_swing_into_elli
 from ..rq_rotation.keyframes import fcurve_math
 from ..rq_rotation.keyframes.continuity import continuous_values
 from ..rq_rotation.keyframes.limits import fit_to_limits, limits_restrict_nothing, shorten_swings
+from ..rq_rotation.keyframes.reduce import add_worst_frames
 from ..rq_rotation.keyframes.refine import refine_grids
 from ..rq_rotation.modes import ADDON_MODES, MODES, NATIVE_MODES, rotation_vectors, values_to_quat
 from . import animdata, bone_modes, drivers
@@ -361,35 +363,64 @@ def _write_track(
     return written
 
 
-def _write_reduced(
-    owner, bone: str, target: str, track: Track, tolerance: float
-) -> tuple[int, list[bpy.types.FCurve]]:
-    """Write ``track`` with as few keys as keep the rotation error within ``tolerance``
-    (radians) at every one of its frames; returns the number of keys kept and the curves.
+@dataclass
+class _Reduction:
+    """A track being reduced (`_write_reduced`): where it is written and its kept frames."""
 
-    Greedy refinement checked against Blender's own handles: start from the end keys, write,
-    evaluate the written curves at every frame, and add the worst frame of every gap between
-    kept keys that exceeds the tolerance, until none does (at worst every frame is kept).
+    owner: Any
+    bone: str
+    target: str
+    track: Track
+    kept: np.ndarray  # (n,) bool
+    fcurves: list[bpy.types.FCurve] = field(default_factory=list)
+
+
+def _write_reduced(reductions: Sequence[_Reduction], tolerance: float) -> None:
+    """Write each track with as few keys as keep the rotation error within ``tolerance``
+    (radians) at every one of its frames (sets ``kept`` and ``fcurves``).
+
+    Greedy refinement checked against Blender's own handles, all tracks at once: start from
+    the end keys, write, evaluate the written curves at every frame (one stacked evaluation
+    of every track's curves), and keep the worst frame of every gap between kept keys that
+    exceeds the tolerance (`reduce.add_worst_frames`), until none does (at worst every frame
+    is kept). Only the writing and reading back loops over the tracks.
     """
-    n = len(track.times)
-    kept = np.ones(n, dtype=bool)
-    if tolerance > 0 and n > 2:
-        kept[1:-1] = False
-    while True:
-        fcurves = _write_track(owner, bone, target, track, kept)
-        if kept.all():
-            return n, fcurves
-        channels = [animdata.Channel(fc, animdata.read_keys(fc)) for fc in fcurves]
-        values = np.stack([c.evaluate(track.times) for c in channels], axis=1)
-        error = rotation_error(target, values, track.source_quats)
-        candidates = (error > tolerance) & ~kept
-        if not candidates.any():
-            return int(kept.sum()), fcurves
-        gap = np.cumsum(kept)[candidates]
-        index = np.flatnonzero(candidates)
-        order = np.lexsort((-error[index], gap))
-        first = np.concatenate([[True], gap[order][1:] != gap[order][:-1]])
-        kept[index[order][first]] = True
+    active = []
+    for item in reductions:
+        n = len(item.track.times)
+        item.kept = np.ones(n, dtype=bool)
+        if tolerance > 0 and n > 2:
+            item.kept[1:-1] = False
+            active.append(item)
+        item.fcurves = _write_track(item.owner, item.bone, item.target, item.track, item.kept)
+    while active:
+        channels = [
+            animdata.Channel(fc, animdata.read_keys(fc)) for item in active for fc in item.fcurves
+        ]
+        width = len(active[0].fcurves)
+        sizes = [len(item.track.times) for item in active]
+        line = np.repeat(np.arange(len(active)), sizes)
+        times = np.concatenate([item.track.times for item in active])
+        stack = animdata.ChannelStack(
+            [channels[i * width : (i + 1) * width] for i in range(len(active))],
+            np.zeros((len(active), width)),
+        )
+        values = stack.evaluate(line, times)
+        error = rotation_error(
+            active[0].target, values, np.concatenate([item.track.source_quats for item in active])
+        )
+        kept, over = add_worst_frames(np.concatenate([item.kept for item in active]), error, tolerance)
+        cuts = np.cumsum(sizes)[:-1]
+        still = []
+        for item, mine, todo in zip(
+            active, np.split(kept, cuts), np.add.reduceat(over, np.r_[0, cuts]), strict=True
+        ):
+            if todo:
+                item.kept = mine
+                item.fcurves = _write_track(item.owner, item.bone, item.target, item.track, mine)
+                if not mine.all():
+                    still.append(item)
+        active = still
 
 
 def _switch_mode(pose_bone: bpy.types.PoseBone, plan: BonePlan) -> None:
@@ -474,31 +505,40 @@ def apply_plan(
     drivers' clamp never changes the animation. Returns the number of keys written on each
     channel of each track (a bone in one action), one entry per track."""
     uses = animdata.actions_of(obj)
-    counts: list[int] = []
+    written: list[list[bpy.types.FCurve]] = [[] for _ in plans]
+    counts: list[int | _Reduction] = []
+    reductions: list[tuple[int, _Reduction]] = []
+    paths = []
     for done, plan in enumerate(plans):
         new_paths = {
             animdata.bone_data_path(plan.name, p.path) for p in MODES[plan.target].parameters
         }
+        paths.append(new_paths)
         _remove_source_curves(uses, plan, new_paths, inside=True)
-        pose_bone = obj.pose.bones[plan.name]
-        _switch_mode(pose_bone, plan)
-        written: list[bpy.types.FCurve] = []
+        _switch_mode(obj.pose.bones[plan.name], plan)
         for track in plan.tracks:
             owner = animdata.fcurve_owner(track.use, ensure=True)
             if track.interpolation is None:
-                count, fcurves = _write_reduced(owner, plan.name, plan.target, track, tolerance)
+                item = _Reduction(owner, plan.name, plan.target, track, np.empty(0))
+                reductions.append((done, item))
+                counts.append(item)
             else:
                 mask = np.ones(len(track.times), dtype=bool)
-                count, fcurves = (
-                    len(track.times),
-                    _write_track(owner, plan.name, plan.target, track, mask),
-                )
-            counts.append(count)
-            written.extend(fcurves)
-        if plan.target == "SWING_TWIST" and plan.unlimited:
-            plan.widened = widen_limits(pose_bone, written, plan.static)
-        _remove_source_curves(uses, plan, new_paths, inside=False)
+                counts.append(len(track.times))
+                written[done] += _write_track(owner, plan.name, plan.target, track, mask)
         if progress is not None:
-            progress((done + 1) / len(plans))
+            progress(0.5 * (done + 1) / len(plans))
+    # Every bone's reduced tracks together (they may differ in target mode only across
+    # calls: one plan list has one target).
+    _write_reduced([item for _, item in reductions], tolerance)
+    for done, item in reductions:
+        written[done] += item.fcurves
+    for done, plan in enumerate(plans):
+        pose_bone = obj.pose.bones[plan.name]
+        if plan.target == "SWING_TWIST" and plan.unlimited:
+            plan.widened = widen_limits(pose_bone, written[done], plan.static)
+        _remove_source_curves(uses, plan, paths[done], inside=False)
+        if progress is not None:
+            progress(0.5 + 0.5 * (done + 1) / len(plans))
     obj.update_tag()
-    return counts
+    return [c if isinstance(c, int) else int(c.kept.sum()) for c in counts]
