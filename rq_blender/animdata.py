@@ -143,6 +143,17 @@ def read_keys(fcurve: bpy.types.FCurve) -> Keys:
     )
 
 
+def read_points(fcurves: Sequence[bpy.types.FCurve], attribute: str) -> np.ndarray:
+    """A point attribute of the keys of curves keyed at the same frames (``"co"``,
+    ``"handle_left"``, ``"handle_right"``), in bulk: shape (n, 2, c) float32 for c curves
+    of n keys each."""
+    n = len(fcurves[0].keyframe_points)
+    out = np.empty((len(fcurves), 2 * n), dtype=np.float32)
+    for row, fcurve in zip(out, fcurves, strict=True):
+        fcurve.keyframe_points.foreach_get(attribute, row)
+    return out.reshape(len(fcurves), n, 2).transpose(1, 2, 0)
+
+
 def read_channels(
     owner: compat.FCurveOwner | None, data_path: str, size: int
 ) -> list[Channel | None]:

@@ -41,7 +41,11 @@ from ..rq_rotation import clamp_twist, quat_angle_between, scale_swing_into_elli
 from ..rq_rotation.keyframes import fcurve_math
 from ..rq_rotation.keyframes.continuity import continuous_values
 from ..rq_rotation.keyframes.limits import fit_to_limits, limits_restrict_nothing, shorten_swings
-from ..rq_rotation.keyframes.reduce import add_worst_frames
+from ..rq_rotation.keyframes.reduce import (
+    add_worst_frames,
+    changed_segments,
+    evaluate_between_keys,
+)
 from ..rq_rotation.keyframes.refine import refine_grids
 from ..rq_rotation.modes import ADDON_MODES, MODES, NATIVE_MODES, rotation_vectors, values_to_quat
 from . import animdata, bone_modes, drivers
@@ -373,6 +377,10 @@ class _Reduction:
     track: Track
     kept: np.ndarray  # (n,) bool
     fcurves: list[bpy.types.FCurve] = field(default_factory=list)
+    # While reducing: the key points at each kept frame (n, 6, channels) and the error at
+    # each frame (n,) of the last pass (`reduce.changed_segments`).
+    points: np.ndarray = field(default_factory=lambda: np.empty(0))
+    error: np.ndarray = field(default_factory=lambda: np.empty(0))
 
 
 def _write_reduced(reductions: Sequence[_Reduction], tolerance: float) -> None:
@@ -380,10 +388,13 @@ def _write_reduced(reductions: Sequence[_Reduction], tolerance: float) -> None:
     (radians) at every one of its frames (sets ``kept`` and ``fcurves``).
 
     Greedy refinement checked against Blender's own handles, all tracks at once: start from
-    the end keys, write, evaluate the written curves at every frame (one stacked evaluation
-    of every track's curves), and keep the worst frame of every gap between kept keys that
-    exceeds the tolerance (`reduce.add_worst_frames`), until none does (at worst every frame
-    is kept). Only the writing and reading back loops over the tracks.
+    the end keys, write, read back the keys and the handles Blender computed, evaluate the
+    curves at every frame whose segment changed (`reduce.changed_segments`; one numpy pass
+    for all tracks, `reduce.evaluate_between_keys`), and keep the worst frame of every gap
+    between kept keys that exceeds the tolerance (`reduce.add_worst_frames`), until none
+    does (at worst every frame is kept). Only the writing and reading back loop over the
+    tracks. (Blender's handles are read, not computed here: its default auto smoothing,
+    continuous acceleration, solves a linear system along each curve.)
     """
     active = []
     for item in reductions:
@@ -393,30 +404,44 @@ def _write_reduced(reductions: Sequence[_Reduction], tolerance: float) -> None:
             item.kept[1:-1] = False
             active.append(item)
         item.fcurves = _write_track(item.owner, item.bone, item.target, item.track, item.kept)
+    for item in active:
+        size = (len(item.track.times), 6, len(item.fcurves))
+        item.points = np.full(size, np.nan, dtype=np.float32)
+        item.error = np.zeros(len(item.track.times))
     while active:
-        channels = [
-            animdata.Channel(fc, animdata.read_keys(fc)) for item in active for fc in item.fcurves
-        ]
-        width = len(active[0].fcurves)
+        keys, left, right = (
+            np.concatenate([animdata.read_points(item.fcurves, attribute) for item in active])
+            for attribute in ("co", "handle_left", "handle_right")
+        )
         sizes = [len(item.track.times) for item in active]
-        line = np.repeat(np.arange(len(active)), sizes)
-        times = np.concatenate([item.track.times for item in active])
-        stack = animdata.ChannelStack(
-            [channels[i * width : (i + 1) * width] for i in range(len(active))],
-            np.zeros((len(active), width)),
+        kept = np.concatenate([item.kept for item in active])
+        points = np.full((len(kept), 6, keys.shape[2]), np.nan, dtype=np.float32)
+        points[kept] = np.concatenate([keys, left, right], axis=1)
+        # Only segments whose keys or handles changed are evaluated again.
+        todo = changed_segments(kept, points, np.concatenate([item.points for item in active]))
+        values = evaluate_between_keys(
+            np.concatenate([item.track.times for item in active]), kept, keys, left, right, todo
         )
-        values = stack.evaluate(line, times)
-        error = rotation_error(
-            active[0].target, values, np.concatenate([item.track.source_quats for item in active])
+        error = np.concatenate([item.error for item in active])
+        error[kept] = 0.0
+        error[todo] = rotation_error(
+            active[0].target,
+            values,
+            np.concatenate([item.track.source_quats for item in active])[todo],
         )
-        kept, over = add_worst_frames(np.concatenate([item.kept for item in active]), error, tolerance)
+        kept, over = add_worst_frames(kept, error, tolerance)
         cuts = np.cumsum(sizes)[:-1]
         still = []
-        for item, mine, todo in zip(
-            active, np.split(kept, cuts), np.add.reduceat(over, np.r_[0, cuts]), strict=True
+        for item, mine, before, errors, more in zip(
+            active,
+            np.split(kept, cuts),
+            np.split(points, cuts),
+            np.split(error, cuts),
+            np.add.reduceat(over, np.r_[0, cuts]),
+            strict=True,
         ):
-            if todo:
-                item.kept = mine
+            if more:
+                item.kept, item.points, item.error = mine, before, errors
                 item.fcurves = _write_track(item.owner, item.bone, item.target, item.track, mine)
                 if not mine.all():
                     still.append(item)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .fcurve_math import evaluate_segments
+
 
 def add_worst_frames(
     kept: np.ndarray, error: np.ndarray, tolerance: float
@@ -44,3 +46,79 @@ def add_worst_frames(
     first = np.concatenate([[True], gap[order][1:] != gap[order][:-1]])
     kept[index[order][first]] = True
     return kept, over
+
+
+def changed_segments(kept: np.ndarray, points: np.ndarray, previous: np.ndarray) -> np.ndarray:
+    """Which frames between keys lie on a segment whose Bezier points changed since the
+    previous keys (their values must be evaluated again; the others are as they were).
+
+    Parameters
+    ----------
+    kept : ndarray of bool, shape (n,)
+        The keyed frames of tracks laid end to end (each track's first and last keyed).
+    points, previous : ndarray, shape (n, 6, c)
+        At each keyed frame, its key's ``(frame, value)``, left and right handle points of
+        its c curves, now and before; NaN at frames that were not keyed (so a new key always
+        counts as changed).
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+        False at keyed frames.
+    """
+    kept = np.asarray(kept, dtype=bool)
+    same = (points[kept] == previous[kept]).all(axis=(1, 2))
+    out = np.zeros(len(kept), dtype=bool)
+    between = ~kept
+    left = (np.cumsum(kept) - 1)[between]
+    out[between] = ~same[left] | ~same[left + 1]
+    return out
+
+
+def evaluate_between_keys(
+    t: np.ndarray,
+    kept: np.ndarray,
+    keys: np.ndarray,
+    handle_left: np.ndarray,
+    handle_right: np.ndarray,
+    frames: np.ndarray,
+) -> np.ndarray:
+    """Blender's values at some frames between the keys of tracks keyed at some of their
+    frames.
+
+    Each track is c curves keyed at the same frames (a rotation's channels), Bezier keys
+    whose handles Blender computed. A frame between two keyed frames is on their segment
+    (`fcurve_math.evaluate_segments`: the same float32 arithmetic as ``FCurve.evaluate``),
+    with one cubic solve for the c curves when their handle frames agree, as they do for
+    keys written together.
+
+    Parameters
+    ----------
+    t : ndarray, shape (n,)
+        The frames of one or more tracks laid end to end.
+    kept : ndarray of bool, shape (n,)
+        The keyed frames; each track's first and last frame must be keyed.
+    keys : ndarray, shape (K, 2, c)
+        ``(frame, value)`` of each key of each curve, K = ``kept.sum()``, in frame order.
+    handle_left, handle_right : ndarray, shape (K, 2, c)
+        The keys' handle points.
+    frames : ndarray of bool, shape (n,)
+        The frames to evaluate, none of them keyed.
+
+    Returns
+    -------
+    ndarray, shape (frames.sum(), c), float64
+    """
+    kept = np.asarray(kept, dtype=bool)
+    width = keys.shape[2]
+    left = (np.cumsum(kept) - 1)[frames]
+    right = left + 1
+    points = (keys[left], handle_right[left], handle_left[right], keys[right])  # (m, 2, c)
+    x = np.stack([p[:, 0] for p in points], axis=1)  # (m, 4, c)
+    y = np.stack([p[:, 1] for p in points], axis=1)
+    if (x == x[:, :, :1]).all():
+        return evaluate_segments(t[frames], x[:, :, 0], y)
+    out = np.empty((len(left), width), dtype=np.float64)
+    for j in range(width):
+        out[:, j] = evaluate_segments(t[frames], x[:, :, j], y[:, :, j])
+    return out
