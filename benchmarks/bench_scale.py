@@ -39,6 +39,7 @@ import pathlib
 import resource
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -224,7 +225,8 @@ def memory(bones: int = 1000, frames: int = 1000) -> list[dict]:
 
 
 def profile(name: str, bones: int, frames: int, top: int = 25) -> None:
-    """cProfile of one operator (or the mocap clip to RQ: ``mocap``), cumulative time."""
+    """cProfile of one operator (or the mocap clip to RQ: ``mocap``; a SAMPLED conversion
+    between two modes: ``SAMPLED:<source>:<target>``), cumulative CPU time."""
     import cProfile
     import pstats
 
@@ -236,10 +238,18 @@ def profile(name: str, bones: int, frames: int, top: int = 25) -> None:
 
         def call():
             return bpy.ops.pose.rq_set_mode(mode='RQ', strategy='KEYS')
+    elif name.startswith("SAMPLED:"):  # SAMPLED:<source mode>:<target mode>
+        _, source, target = name.split(":")
+        spinning_rig(bones, frames)
+        if source != "RQ":
+            assert _set_all(source) == {"FINISHED"}
+
+        def call():
+            return _set_all(target, "SAMPLED", TOLERANCE)
     else:
         spinning_rig(bones, frames)
         call = OPERATORS[name]
-    profiler = cProfile.Profile()
+    profiler = cProfile.Profile(time.process_time)  # CPU time: less noise from other jobs
     profiler.enable()
     assert call() == {"FINISHED"}
     profiler.disable()

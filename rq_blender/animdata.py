@@ -237,6 +237,8 @@ class ChannelStack:
             fast = curve >= 0
             if stack is not None and fast.any():
                 out[fast, index] = fcurve_math.evaluate_stacked(stack, curve[fast], t[fast])
+            if fast.all():
+                continue
             for i in np.unique(line[~fast]):  # modifiers or easing: Blender evaluates
                 channel = self.channels[i][index]
                 if channel is not None:

@@ -157,44 +157,64 @@ def _solve_bezier_parameter(t, x1, x2, x3, x4):
 
     ``findzero`` + ``solve_cubic``: float32 coefficients, a float64 solve (Cardano for one real
     root, the trigonometric form for three), the first root inside the range in Blender's
-    order, NaN when there is none.
+    order, NaN when there is none. Each row's case is computed on the rows that have it.
     """
     c0 = (x1 - t).astype(np.float64)
     c1 = (_f32(3.0) * (x2 - x1)).astype(np.float64)
     c2 = (_f32(3.0) * (x1 - _f32(2.0) * x2 + x3)).astype(np.float64)
     c3 = (x4 - x1 + _f32(3.0) * (x2 - x3)).astype(np.float64)
+    out = np.full(c0.shape, np.nan, dtype=np.float32)
+    cubic = c3 != 0.0
+    quadratic = ~cubic & (c2 != 0.0)
+    linear = ~cubic & ~quadratic
     with np.errstate(divide="ignore", invalid="ignore"):
-        # Cubic: the case of each row, each computed only if some row has it.
-        a = c2 / c3 / 3.0
-        b = c1 / c3
-        c = c0 / c3
-        p = b / 3.0 - a * a
-        q = (2.0 * a * a * a - a * b + c) / 2.0
-        d = q * q + p * p * p
-        sd = np.sqrt(np.maximum(d, 0.0))
-        phi = np.arccos(np.clip(-q / np.sqrt(-(p * p * p)), -1.0, 1.0))
-        st = np.sqrt(-p)
+        if cubic.any():
+            out[cubic] = _solve_cubic(c0[cubic], c1[cubic], c2[cubic], c3[cubic])
+        if quadratic.any():
+            q0, q1, q2 = c0[quadratic], c1[quadratic], c2[quadratic]
+            disc = q1 * q1 - 4.0 * q2 * q0
+            sdisc = np.sqrt(np.maximum(disc, 0.0))
+            out[quadratic] = np.where(
+                disc > 0.0,
+                _first_valid(((-q1 - sdisc) / (2.0 * q2), (-q1 + sdisc) / (2.0 * q2))),
+                np.where(disc == 0.0, _first_valid((-q1 / (2.0 * q2),)), np.nan),
+            )
+        if linear.any():
+            l0, l1 = c0[linear], c1[linear]
+            constant = np.where(l0 == 0, 0.0, np.nan)  # the degenerate constant
+            out[linear] = np.where(l1 != 0.0, _first_valid((-l0 / l1,)), constant)
+    return out
+
+
+def _solve_cubic(c0, c1, c2, c3):
+    """The first accepted root of ``c0 + c1 s + c2 s^2 + c3 s^3`` (c3 != 0), (m,) float32:
+    Cardano for one real root (d > 0), the double root (d == 0), else the trigonometric
+    form (three real roots), each on its rows."""
+    a = c2 / c3 / 3.0
+    b = c1 / c3
+    c = c0 / c3
+    p = b / 3.0 - a * a
+    q = (2.0 * a * a * a - a * b + c) / 2.0
+    d = q * q + p * p * p
+    out = np.empty(c0.shape, dtype=np.float32)
+    one = d > 0.0
+    double = d == 0.0
+    three = ~one & ~double
+    if one.any():
+        qo, ao, sd = q[one], a[one], np.sqrt(d[one])
+        out[one] = _first_valid((np.cbrt(-qo + sd) + np.cbrt(-qo - sd) - ao,))
+    if double.any():
+        double_t = np.cbrt(-q[double])
+        ad = a[double]
+        out[double] = _first_valid((2.0 * double_t - ad, -double_t - ad))
+    if three.any():
+        pt, qt, at = p[three], q[three], a[three]
+        phi = np.arccos(np.clip(-qt / np.sqrt(-(pt * pt * pt)), -1.0, 1.0))
+        st = np.sqrt(-pt)
         cp = np.cos(phi / 3.0)
         sq = np.sqrt(3.0 - 3.0 * cp * cp)
-        solved = _first_valid((2.0 * st * cp - a, -st * (cp + sq) - a, -st * (cp - sq) - a))
-        solved = np.where(d > 0.0, _first_valid((np.cbrt(-q + sd) + np.cbrt(-q - sd) - a,)), solved)
-        if (d == 0.0).any():
-            double_t = np.cbrt(-q)
-            solved = np.where(d == 0.0, _first_valid((2.0 * double_t - a, -double_t - a)), solved)
-        if (c3 != 0.0).all():
-            return solved
-        # Quadratic (c3 == 0).
-        disc = c1 * c1 - 4.0 * c2 * c0
-        sdisc = np.sqrt(np.maximum(disc, 0.0))
-        quad = np.where(
-            disc > 0.0,
-            _first_valid(((-c1 - sdisc) / (2.0 * c2), (-c1 + sdisc) / (2.0 * c2))),
-            np.where(disc == 0.0, _first_valid((-c1 / (2.0 * c2),)), np.nan),
-        )
-        # Linear (c3 == c2 == 0), and the degenerate constant.
-        constant = np.where(c0 == 0, 0.0, np.nan)
-        lin = np.where(c1 != 0.0, _first_valid((-c0 / c1,)), constant)
-    return np.where(c3 != 0.0, solved, np.where(c2 != 0.0, quad, lin)).astype(np.float32)
+        out[three] = _first_valid((2.0 * st * cp - at, -st * (cp + sq) - at, -st * (cp - sq) - at))
+    return out
 
 
 def _bezier_y(s, y1, y2, y3, y4):
@@ -252,7 +272,8 @@ def evaluate_segments(t, x, y, interpolation=None) -> np.ndarray:
         out[lin] = fac * y[lin, 3] + (_f32(1.0) - fac) * y[lin, 0]
     bez = todo & (ipo == BEZIER)
     if bez.any():
-        xb, yb = x[bez], y[bez]
+        every = bool(bez.all())  # (the usual case: no copies)
+        xb, yb = (x, y) if every else (x[bez], y[bez])
         x1, x2, x3, x4 = (xb[:, j] for j in range(4))
         y1, y2, y3, y4 = (yb[:, j] for j in range(4))
         flat = (
@@ -261,10 +282,13 @@ def evaluate_segments(t, x, y, interpolation=None) -> np.ndarray:
             & (np.abs(y3 - y4) < _F32_EPS)
         )
         x2, x3, y2, y3 = _correct_bezpart(x1, x2, x3, x4, y1, y2, y3, y4)
-        s = _solve_bezier_parameter(t[bez], x1, x2, x3, x4)[:, None]
+        s = _solve_bezier_parameter(t if every else t[bez], x1, x2, x3, x4)[:, None]
         value = _bezier_y(s, y1, y2, y3, y4)
         value = np.where(np.isnan(s), _f32(0.0), value)  # no root (degenerate handles): 0
-        out[bez] = np.where(flat, y1, value)
+        if every:
+            out = np.where(flat, y1, value)
+        else:
+            out[bez] = np.where(flat, y1, value)
     out = out.astype(np.float64)
     return out[:, 0] if single else out
 
@@ -450,6 +474,9 @@ def evaluate_stacked(keys: KeyStack, curve, t) -> np.ndarray:
     t = np.asarray(t, dtype=np.float32).reshape(-1)
     co = keys.co
     xs = co[:, 0]
+    key_curve = np.repeat(np.arange(len(keys.start) - 1), np.diff(keys.start))
+    if np.array_equal(curve, key_curve) and np.array_equal(t, xs):
+        return co[:, 1].astype(np.float64)  # every curve at its own keys: their values
     first = keys.start[curve]
     last = keys.start[curve + 1] - 1
     out = np.empty(t.shape, dtype=np.float32)
@@ -466,7 +493,6 @@ def evaluate_stacked(keys: KeyStack, curve, t) -> np.ndarray:
         # every curve at once): sorted by (curve, time), a time before the keys equal to it,
         # the keys before a time's place are those of the earlier curves and its own
         # earlier keys.
-        key_curve = np.repeat(np.arange(len(keys.start) - 1), np.diff(keys.start))
         kind = np.concatenate([np.ones(len(xs), dtype=np.int8), np.zeros(len(ti), dtype=np.int8)])
         order = np.lexsort((kind, np.concatenate([xs, ti]), np.concatenate([key_curve, ci])))
         keys_before = np.cumsum(kind[order]) - kind[order]
