@@ -534,25 +534,27 @@ def apply_plan(
     counts: list[int | _Reduction] = []
     reductions: list[tuple[int, _Reduction]] = []
     paths = []
-    for done, plan in enumerate(plans):
-        new_paths = {
-            animdata.bone_data_path(plan.name, p.path) for p in MODES[plan.target].parameters
-        }
-        paths.append(new_paths)
-        _remove_source_curves(uses, plan, new_paths, inside=True)
-        _switch_mode(obj.pose.bones[plan.name], plan)
-        for track in plan.tracks:
-            owner = animdata.fcurve_owner(track.use, ensure=True)
-            if track.interpolation is None:
-                item = _Reduction(owner, plan.name, plan.target, track, np.empty(0))
-                reductions.append((done, item))
-                counts.append(item)
-            else:
-                mask = np.ones(len(track.times), dtype=bool)
-                counts.append(len(track.times))
-                written[done] += _write_track(owner, plan.name, plan.target, track, mask)
-        if progress is not None:
-            progress(0.5 * (done + 1) / len(plans))
+    # Entering an add-on mode builds drivers: on one scratch object for all bones.
+    with drivers.workbench():
+        for done, plan in enumerate(plans):
+            new_paths = {
+                animdata.bone_data_path(plan.name, p.path) for p in MODES[plan.target].parameters
+            }
+            paths.append(new_paths)
+            _remove_source_curves(uses, plan, new_paths, inside=True)
+            _switch_mode(obj.pose.bones[plan.name], plan)
+            for track in plan.tracks:
+                owner = animdata.fcurve_owner(track.use, ensure=True)
+                if track.interpolation is None:
+                    item = _Reduction(owner, plan.name, plan.target, track, np.empty(0))
+                    reductions.append((done, item))
+                    counts.append(item)
+                else:
+                    mask = np.ones(len(track.times), dtype=bool)
+                    counts.append(len(track.times))
+                    written[done] += _write_track(owner, plan.name, plan.target, track, mask)
+            if progress is not None:
+                progress(0.5 * (done + 1) / len(plans))
     # Every bone's reduced tracks together (they may differ in target mode only across
     # calls: one plan list has one target).
     _write_reduced([item for _, item in reductions], tolerance)
