@@ -2,8 +2,9 @@
 """Operators at production scale (issue 12): spinning rigs, a scaling series, peak memory.
 
 Rigs (`spinning_rig`): unchained RQ bones keyed every 25 to 50 frames (irregular, per bone),
-each bone turning about an axis that changes from key to key by 1 to 3 radians per key, so
-the rotation vectors cross the 2*pi shells and keep spinning (the refinement of the sample
+each bone turning by 1 to 3 radians per key about an axis that changes from key to key
+(``rigs.spinning_keys``, shared with the tests), so the rotation vectors cross the
+2*pi shells and keep spinning (the refinement of the sample
 grids and the SAMPLED reduction do real work, unlike a random walk keyed every 10 frames).
 
 Measurements, every ratio against ``nla.bake`` with visual keying on the same rig in the
@@ -92,26 +93,8 @@ def fresh_file() -> None:
     blender_extension.install(blender_extension.build_zip(USER_RESOURCES / "dist"))
 
 
-def spinning_keys(frames: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Key times (n,) from 1 to ``frames``, 25 to 50 frames apart, and RQ vectors (n, 3):
-    a spin whose angle grows by 1 to 3 radians per key (past the 2*pi shells) about an axis
-    that turns by up to 0.6 radians per key."""
-    steps = rng.integers(25, 51, size=frames // 25 + 2)
-    times = np.concatenate([[1], 1 + np.cumsum(steps)])
-    times = np.unique(np.minimum(times, frames)).astype(np.float64)
-    axis = rng.normal(size=3)
-    vectors = []
-    angle = rng.uniform(0.0, 1.0)
-    for _ in times:
-        axis = axis / np.linalg.norm(axis) + rng.normal(0.0, 0.35, 3)
-        axis /= np.linalg.norm(axis)
-        vectors.append(angle * axis)
-        angle += rng.uniform(1.0, 3.0)
-    return times, np.array(vectors)
-
-
 def spinning_rig(bones: int, frames: int, seed: int = 12) -> bpy.types.Object:
-    """An armature of ``bones`` unchained RQ bones keyed by `spinning_keys`, written in bulk,
+    """An armature of ``bones`` unchained RQ bones keyed by ``spinning_keys``, written in bulk,
     active, in Pose mode, every bone selected."""
     bone_modes = _addon("rq_blender.bone_modes")
     animdata = _addon("rq_blender.animdata")
@@ -126,7 +109,7 @@ def spinning_rig(bones: int, frames: int, seed: int = 12) -> bpy.types.Object:
     (use,) = animdata.actions_of(obj)
     owner = animdata.fcurve_owner(use, ensure=True)
     for pose_bone in obj.pose.bones:
-        times, vectors = spinning_keys(frames, rng)
+        times, vectors = rigs.spinning_keys(frames, rng)
         bone_modes.enter_mode(pose_bone, "RQ", tuple(vectors[0]))
         path = animdata.bone_data_path(pose_bone.name, '["rq_vector"]')
         for index in range(3):

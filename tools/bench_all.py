@@ -31,6 +31,7 @@ BENCHMARKS = (
     ("bench_playback", ("bpy-4.5", "bpy-5.2")),
     ("bench_convert", ("bpy-4.5", "bpy-5.2")),
     ("bench_operators", ("bpy-4.5", "bpy-5.2")),
+    ("bench_scale", ("bpy-4.5", "bpy-5.2")),
 )
 
 # The benchmark module first: the Blender ones set Blender's user folder before bpy starts;
