@@ -454,6 +454,16 @@ def _extrapolate_stacked(keys: KeyStack, curve, t, end, direction: int):
     return out
 
 
+def _curve_time_order(curve: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """``(curve, t)`` pairs as uint64 in the same order (curve first, then the float32
+    frame): the curve in the high 32 bits, the frame's bits in the low ones, flipped so that
+    integer order is float order (-0.0 counts as 0.0, as in float comparison)."""
+    bits = (np.asarray(t, dtype=np.float32) + _f32(0.0)).view(np.uint32).astype(np.uint64)
+    negative = bits >= np.uint64(0x80000000)
+    ordered = np.where(negative, np.uint64(0xFFFFFFFF) - bits, bits + np.uint64(0x80000000))
+    return (np.asarray(curve).astype(np.uint64) << np.uint64(32)) | ordered
+
+
 def evaluate_stacked(keys: KeyStack, curve, t) -> np.ndarray:
     """Evaluate many F-curves, each at its own times, as Blender does (`evaluate` of each, in
     one pass: the same float32 arithmetic, so the same values).
@@ -490,15 +500,8 @@ def evaluate_stacked(keys: KeyStack, curve, t) -> np.ndarray:
     if inside.any():
         ci, ti = curve[inside], t[inside]
         # The first key of its curve at or after each time (searchsorted, side="left", in
-        # every curve at once): sorted by (curve, time), a time before the keys equal to it,
-        # the keys before a time's place are those of the earlier curves and its own
-        # earlier keys.
-        kind = np.concatenate([np.ones(len(xs), dtype=np.int8), np.zeros(len(ti), dtype=np.int8)])
-        order = np.lexsort((kind, np.concatenate([xs, ti]), np.concatenate([key_curve, ci])))
-        keys_before = np.cumsum(kind[order]) - kind[order]
-        right = np.empty(len(ti), dtype=np.int64)
-        is_time = order >= len(xs)
-        right[order[is_time] - len(xs)] = keys_before[is_time]
+        # every curve at once): (curve, frame) as one ordered integer, the keys' sorted.
+        right = np.searchsorted(_curve_time_order(key_curve, xs), _curve_time_order(ci, ti))
         left = right - 1
         exact_right = np.abs(xs[right] - ti) <= EXACT_THRESHOLD
         exact_left = np.abs(xs[left] - ti) <= EXACT_THRESHOLD
