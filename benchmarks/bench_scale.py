@@ -108,12 +108,13 @@ def spinning_rig(bones: int, frames: int, seed: int = 12) -> bpy.types.Object:
         obj.animation_data.action_slot = slot
     (use,) = animdata.actions_of(obj)
     owner = animdata.fcurve_owner(use, ensure=True)
-    for pose_bone in obj.pose.bones:
-        times, vectors = rigs.spinning_keys(frames, rng)
-        bone_modes.enter_mode(pose_bone, "RQ", tuple(vectors[0]))
-        path = animdata.bone_data_path(pose_bone.name, '["rq_vector"]')
-        for index in range(3):
-            animdata.write_keys(owner, path, index, pose_bone.name, times, vectors[:, index])
+    with _addon("rq_blender.drivers").workbench():
+        for pose_bone in obj.pose.bones:
+            times, vectors = rigs.spinning_keys(frames, rng)
+            bone_modes.enter_mode(pose_bone, "RQ", tuple(vectors[0]))
+            path = animdata.bone_data_path(pose_bone.name, '["rq_vector"]')
+            for index in range(3):
+                animdata.write_keys(owner, path, index, pose_bone.name, times, vectors[:, index])
     obj.update_tag()
     bpy.context.view_layer.update()
     return obj
