@@ -259,8 +259,7 @@ def readme_rows() -> list[dict[str, str]]:
         parts = ", ".join(f"{name} {s:.2f}" for name, s in result["seconds"].items())
         rows.append(
             _ratio_row(
-                f"spinning rig, 200 RQ bones x {frames} frames: filter + spline + bake "
-                f"({parts} s)",
+                f"spinning rig, 200 RQ bones x {frames} frames: filter + spline + bake ({parts} s)",
                 total,
                 result["nla_bake"],
                 CHAIN_TARGET,

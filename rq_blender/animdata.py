@@ -206,9 +206,7 @@ class ChannelStack:
         The properties' current values, used for missing channels.
     """
 
-    def __init__(
-        self, channels: Sequence[Sequence[Channel | None]], statics: np.ndarray
-    ) -> None:
+    def __init__(self, channels: Sequence[Sequence[Channel | None]], statics: np.ndarray) -> None:
         self.channels = channels
         self.statics = np.asarray(statics, dtype=np.float64).reshape(len(channels), -1)
         width = self.statics.shape[1]

@@ -245,7 +245,11 @@ def plan_conversion(
     converted = continuous_values(target, padded, starts)
     for (line, _, q, on_times), values in zip(lines, converted, strict=True):
         plan, use, group, times, interpolation = (
-            line.plan, line.use, line.group, line.times, line.interpolation
+            line.plan,
+            line.use,
+            line.group,
+            line.times,
+            line.interpolation,
         )
         quats = q[on_times]
         stored, moved = fits[plan.name][0](values[: len(q)][on_times])

@@ -177,7 +177,7 @@ def _owned(data_path: str, prefixes: frozenset[str]) -> bool:
     ``prefixes`` (a set lookup per ``"]`` in the path, not a scan of every bone)."""
     end = data_path.find('"]', 12)
     while end != -1:
-        if data_path[:end + 2] in prefixes and data_path[end + 2 : end + 3] in ('.', '['):
+        if data_path[: end + 2] in prefixes and data_path[end + 2 : end + 3] in ('.', '['):
             return True
         end = data_path.find('"]', end + 1)
     return False

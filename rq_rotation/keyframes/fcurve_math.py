@@ -521,4 +521,3 @@ def evaluate_stacked(keys: KeyStack, curve, t) -> np.ndarray:
             val[todo] = evaluate_segments(ti[todo], x, y, ipo)
         out[inside] = val
     return out.astype(np.float64)
-

@@ -61,10 +61,9 @@ def test_sampled_conversion_stays_within_tolerance_at_every_frame(addon, rq, sou
     if source != "RQ":
         assert bpy.ops.pose.rq_set_mode(mode=source, strategy='KEYS') == {'FINISHED'}
     before = _angles(obj, frames)
-    assert (
-        bpy.ops.pose.rq_set_mode(mode=target, strategy='SAMPLED', tolerance=TOLERANCE)
-        == {'FINISHED'}
-    )
+    assert bpy.ops.pose.rq_set_mode(mode=target, strategy='SAMPLED', tolerance=TOLERANCE) == {
+        'FINISHED'
+    }
     error = rq.quat_angle_between(before, _angles(obj, frames))
     assert error.max() <= TOLERANCE + 1e-6
     counts = [len(fc.keyframe_points) for fc in rigs.fcurves_of(obj)]

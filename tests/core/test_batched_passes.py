@@ -4,6 +4,7 @@ once, the SAMPLED reduction's steps."""
 
 import numpy as np
 import pytest
+
 from rq_rotation.keyframes import fcurve_math
 from rq_rotation.keyframes.fcurve_math import BEZIER, CONSTANT, LINEAR, Keys
 from rq_rotation.keyframes.reduce import (
@@ -70,7 +71,7 @@ def test_stacked_evaluation_at_the_keys_gives_their_values():
 
 def test_stack_refuses_what_only_blender_evaluates():
     keys = Keys(np.array([[1.0, 0.0]]), np.array([5]), (np.zeros((1, 2)),) * 2)
-    with pytest.raises(ValueError, match="FCurve.evaluate"):
+    with pytest.raises(ValueError, match=r"FCurve\.evaluate"):
         fcurve_math.stack([keys])
 
 
@@ -83,7 +84,7 @@ def test_refining_many_lines_is_refining_each():
         lines.append((times, slopes))
 
     def values_at(i, t):
-        times, slopes = lines[i]
+        _, slopes = lines[i]
         return np.sin(np.asarray(t)[:, None] * slopes * 0.3) * 9.0 + slopes
 
     line = np.concatenate([np.full(len(times), i) for i, (times, _) in enumerate(lines)])
@@ -155,4 +156,3 @@ def test_evaluation_between_keys_is_blenders_evaluation(shared):
     got = evaluate_between_keys(t, kept, keys, left, right, frames)
     want = np.stack([fcurve_math.evaluate(k, t[frames]) for k in curves], axis=1)
     np.testing.assert_array_equal(got, want)
-
