@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import pathlib
 import resource
 import subprocess
@@ -237,7 +238,7 @@ def profile(name: str, bones: int, frames: int, top: int = 25) -> None:
     profiler.enable()
     assert call() == {"FINISHED"}
     profiler.disable()
-    pstats.Stats(profiler).sort_stats("cumulative").print_stats(top)
+    pstats.Stats(profiler).sort_stats(os.environ.get("RQ_PROFILE_SORT", "cumulative")).print_stats(top)
 
 
 def _ratio_row(measurement: str, seconds: float, baseline: float, target: float) -> dict:

@@ -265,6 +265,7 @@ def write_keys(
     values: np.ndarray,
     interpolation: np.ndarray | None = None,
     handles: tuple[np.ndarray, np.ndarray] | None = None,
+    fcurve: bpy.types.FCurve | None = None,
 ) -> bpy.types.FCurve:
     """Replace the keys of one channel (creating its F-curve if needed), in bulk.
 
@@ -279,13 +280,17 @@ def write_keys(
     handles : (left, right), each ndarray shape (n, 2), optional
         Explicit handle points (FREE handles). Without them handles are AUTO_CLAMPED and
         Blender computes them (``FCurve.update``).
+    fcurve : bpy.types.FCurve, optional
+        The channel's F-curve when the caller holds it (one this function returned): saves
+        the search through every F-curve of the owner.
 
     Returns
     -------
     bpy.types.FCurve
         The written curve (sorted, handles recalculated).
     """
-    fcurve = owner.fcurves.find(data_path, index=index)
+    if fcurve is None:
+        fcurve = owner.fcurves.find(data_path, index=index)
     if fcurve is None:
         fcurve = compat.new_fcurve(owner, data_path, index, group)
     n = len(times)

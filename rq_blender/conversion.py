@@ -351,9 +351,15 @@ def rotation_error(mode: str, values: np.ndarray, source_quats: np.ndarray) -> n
 
 
 def _write_track(
-    owner, bone: str, target: str, track: Track, mask: np.ndarray
+    owner,
+    bone: str,
+    target: str,
+    track: Track,
+    mask: np.ndarray,
+    fcurves: Sequence[bpy.types.FCurve] = (),
 ) -> list[bpy.types.FCurve]:
-    """Write the keys of ``track`` selected by ``mask``; the written F-curves, in value order."""
+    """Write the keys of ``track`` selected by ``mask``; the written F-curves, in value order.
+    ``fcurves``: the curves an earlier call wrote, rewritten without searching for them."""
     written = []
     column = 0
     times = track.times[mask]
@@ -364,7 +370,14 @@ def _write_track(
         for index in range(parameter.size):
             written.append(
                 animdata.write_keys(
-                    owner, path, index, track.group, times, values[:, column], interpolation
+                    owner,
+                    path,
+                    index,
+                    track.group,
+                    times,
+                    values[:, column],
+                    interpolation,
+                    fcurve=fcurves[column] if fcurves else None,
                 )
             )
             column += 1
@@ -446,7 +459,9 @@ def _write_reduced(reductions: Sequence[_Reduction], tolerance: float) -> None:
         ):
             if more:
                 item.kept, item.points, item.error = mine, before, errors
-                item.fcurves = _write_track(item.owner, item.bone, item.target, item.track, mine)
+                item.fcurves = _write_track(
+                    item.owner, item.bone, item.target, item.track, mine, item.fcurves
+                )
                 if not mine.all():
                     still.append(item)
         active = still
