@@ -238,7 +238,9 @@ def profile(name: str, bones: int, frames: int, top: int = 25) -> None:
     profiler.enable()
     assert call() == {"FINISHED"}
     profiler.disable()
-    pstats.Stats(profiler).sort_stats(os.environ.get("RQ_PROFILE_SORT", "cumulative")).print_stats(top)
+    pstats.Stats(profiler).sort_stats(os.environ.get("RQ_PROFILE_SORT", "cumulative")).print_stats(
+        top
+    )
 
 
 def _ratio_row(measurement: str, seconds: float, baseline: float, target: float) -> dict:

@@ -216,7 +216,7 @@ class ChannelStack:
         self.rows: list[np.ndarray] = []
         for index in range(width):
             row = np.full(len(channels), -1, dtype=np.int64)
-            curves = []
+            curves: list[Keys] = []
             for i, line in enumerate(channels):
                 channel = line[index]
                 if channel is not None and channel.keys.supported:

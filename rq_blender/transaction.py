@@ -120,8 +120,9 @@ class ObjectRecord:
     had_animation_data: bool
     bones: list[BoneRecord]
     owners: list[ActionCopy]  # the actions' channelbags, recorded as copies
-    drivers: Any  # the copies of the bones' drivers (a scratch object's), or None
-    copies: list[bpy.types.ID]  # the action copies and scratch object, removed at the end
+    drivers: Any  # the copies of the bones' drivers (`scratch`'s), or None
+    copies: list[bpy.types.Action]  # the action copies, removed when the block ends
+    scratch: bpy.types.Object | None  # holds the drivers' copies, removed when it ends
 
 
 @contextmanager
@@ -145,10 +146,9 @@ def all_or_nothing(bones: Iterable[tuple[bpy.types.Object, str]]) -> Iterator[No
     finally:
         for record in records:
             for copy in record.copies:
-                if isinstance(copy, bpy.types.Action):
-                    bpy.data.actions.remove(copy)
-                else:
-                    bpy.data.objects.remove(copy)
+                bpy.data.actions.remove(copy)
+            if record.scratch is not None:
+                bpy.data.objects.remove(record.scratch)
     screen.show_changes()
 
 
@@ -194,15 +194,15 @@ def _record_object(obj: bpy.types.Object, names: list[str]) -> ObjectRecord:
         copy = copies.get(use.action.name_full)
         if copy is None:
             copy = copies[use.action.name_full] = use.action.copy()
-        slot = None if use.slot is None else copy.slots[use.slot.identifier]
+        slots = getattr(copy, "slots")  # noqa: B009 (4.4+; use.slot is None before)
+        slot = None if use.slot is None else slots[use.slot.identifier]
         owners.append(ActionCopy(owner, compat.channelbag(copy, slot)))
     anim = obj.animation_data
     drivers = None
-    scratch: list[bpy.types.ID] = list(copies.values())
+    scratch = None
     if anim is not None:
-        holder = bpy.data.objects.new("rq: recorded drivers", None)  # in no scene: inert
-        scratch.append(holder)
-        drivers = holder.animation_data_create().drivers
+        scratch = bpy.data.objects.new("rq: recorded drivers", None)  # in no scene: inert
+        drivers = scratch.animation_data_create().drivers
         for fcurve in anim.drivers:
             if _owned(fcurve.data_path, prefixes):
                 drivers.from_existing(src_driver=fcurve)
@@ -213,7 +213,8 @@ def _record_object(obj: bpy.types.Object, names: list[str]) -> ObjectRecord:
         bones=[_record_bone(obj.pose.bones[name]) for name in names],
         owners=owners,
         drivers=drivers,
-        copies=scratch,
+        copies=list(copies.values()),
+        scratch=scratch,
     )
 
 
