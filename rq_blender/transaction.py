@@ -194,8 +194,8 @@ def _record_object(obj: bpy.types.Object, names: list[str]) -> ObjectRecord:
         copy = copies.get(use.action.name_full)
         if copy is None:
             copy = copies[use.action.name_full] = use.action.copy()
-        slots = getattr(copy, "slots")  # noqa: B009 (4.4+; use.slot is None before)
-        slot = None if use.slot is None else slots[use.slot.identifier]
+        # (Slots exist from 4.4; before, use.slot is None.)
+        slot = None if use.slot is None else getattr(copy, "slots")[use.slot.identifier]  # noqa: B009
         owners.append(ActionCopy(owner, compat.channelbag(copy, slot)))
     anim = obj.animation_data
     drivers = None
