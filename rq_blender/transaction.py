@@ -195,7 +195,8 @@ def _record_object(obj: bpy.types.Object, names: list[str]) -> ObjectRecord:
         if copy is None:
             copy = copies[use.action.name_full] = use.action.copy()
         # (Slots exist from 4.4; before, use.slot is None.)
-        slot = None if use.slot is None else getattr(copy, "slots")[use.slot.identifier]  # noqa: B009
+        slots = None if use.slot is None else getattr(copy, "slots")  # noqa: B009
+        slot = None if slots is None else slots[use.slot.identifier]
         owners.append(ActionCopy(owner, compat.channelbag(copy, slot)))
     anim = obj.animation_data
     drivers = None
