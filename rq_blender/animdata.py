@@ -154,14 +154,30 @@ def read_points(fcurves: Sequence[bpy.types.FCurve], attribute: str) -> np.ndarr
     return out.reshape(len(fcurves), n, 2).transpose(1, 2, 0)
 
 
+def fcurve_index(owner: compat.FCurveOwner | None) -> dict[tuple[str, int], bpy.types.FCurve]:
+    """Every F-curve of ``owner`` by ``(data path, array index)``, read in one pass: for
+    many lookups while the curves do not change (``FCurves.find`` searches them all each
+    time, quadratic over a rig's bones)."""
+    index: dict[tuple[str, int], bpy.types.FCurve] = {}
+    for fcurve in () if owner is None else owner.fcurves:
+        index.setdefault((fcurve.data_path, fcurve.array_index), fcurve)  # the first, as find
+    return index
+
+
 def read_channels(
-    owner: compat.FCurveOwner | None, data_path: str, size: int
+    owner: compat.FCurveOwner | None,
+    data_path: str,
+    size: int,
+    index: dict[tuple[str, int], bpy.types.FCurve] | None = None,
 ) -> list[Channel | None]:
     """The F-curves of ``data_path`` indices ``0 .. size-1`` with their keys; ``None`` where a
-    channel has no F-curve or no keys."""
+    channel has no F-curve or no keys. ``index``: the owner's `fcurve_index`, if at hand."""
     channels: list[Channel | None] = []
-    for index in range(size):
-        fcurve = None if owner is None else owner.fcurves.find(data_path, index=index)
+    for array_index in range(size):
+        if index is not None:
+            fcurve = index.get((data_path, array_index))
+        else:
+            fcurve = None if owner is None else owner.fcurves.find(data_path, index=array_index)
         if fcurve is None or len(fcurve.keyframe_points) == 0:
             channels.append(None)
         else:

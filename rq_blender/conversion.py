@@ -118,14 +118,13 @@ def posed_values(mode: str, values: np.ndarray, limits: np.ndarray) -> np.ndarra
     return np.concatenate([swing, twist[..., None]], axis=-1)
 
 
-def _read_source(use, pose_bone: bpy.types.PoseBone, mode: str):
-    """The source channels of the bone in ``use`` (`animdata.read_channels`), or None when
-    the action does not key it."""
-    owner = animdata.fcurve_owner(use)
+def _read_source(owner, index, pose_bone: bpy.types.PoseBone, mode: str):
+    """The source channels of the bone in ``owner`` (an action use's, with its
+    `animdata.fcurve_index`), or None when the action does not key it."""
     channels: list[animdata.Channel | None] = []
     for parameter in MODES[mode].parameters:
         path = animdata.bone_data_path(pose_bone.name, parameter.path)
-        channels.extend(animdata.read_channels(owner, path, parameter.size))
+        channels.extend(animdata.read_channels(owner, path, parameter.size, index))
     if all(c is None for c in channels):
         return None
     return channels
@@ -178,6 +177,8 @@ def plan_conversion(
     if frames is not None and frames[1] < frames[0]:
         raise ValueError(f"the frame range ends ({frames[1]}) before it starts ({frames[0]})")
     uses = animdata.actions_of(obj)
+    owners = [animdata.fcurve_owner(use) for use in uses]
+    indexes = [animdata.fcurve_index(owner) for owner in owners]  # planning changes nothing
     plans: list[BonePlan] = []
     # Time lines of all bones and actions, converted together: a `_Line` per keyed bone and
     # action, then their grids refined and evaluated in one pass per source mode.
@@ -197,8 +198,8 @@ def plan_conversion(
         plan = BonePlan(name, source, target, np.empty(0))
         plans.append(plan)
         statics.append((source, static))
-        for use in uses:
-            channels = _read_source(use, pose_bone, source)
+        for use, owner, index in zip(uses, owners, indexes, strict=True):
+            channels = _read_source(owner, index, pose_bone, source)
             if channels is None:
                 continue
             keys = animdata.key_times(channels)
