@@ -210,8 +210,8 @@ def memory(bones: int = 1000, frames: int = 1000) -> list[dict]:
 
 
 def profile(name: str, bones: int, frames: int, top: int = 25) -> None:
-    """cProfile of one operator (or the mocap clip to RQ: ``mocap``; a SAMPLED conversion
-    between two modes: ``SAMPLED:<source>:<target>``), cumulative CPU time."""
+    """cProfile of one operator (or the mocap clip to RQ: ``mocap``; a conversion between
+    two modes: ``SAMPLED:<source>:<target>`` or ``KEYS:...``), cumulative CPU time."""
     import cProfile
     import pstats
 
@@ -223,14 +223,14 @@ def profile(name: str, bones: int, frames: int, top: int = 25) -> None:
 
         def call():
             return bpy.ops.pose.rq_set_mode(mode='RQ', strategy='KEYS')
-    elif name.startswith("SAMPLED:"):  # SAMPLED:<source mode>:<target mode>
-        _, source, target = name.split(":")
+    elif name.startswith(("SAMPLED:", "KEYS:")):  # <strategy>:<source mode>:<target mode>
+        strategy, source, target = name.split(":")
         spinning_rig(bones, frames)
         if source != "RQ":
             assert _set_all(source) == {"FINISHED"}
 
         def call():
-            return _set_all(target, "SAMPLED", TOLERANCE)
+            return _set_all(target, strategy, TOLERANCE if strategy == "SAMPLED" else 0.0)
     else:
         spinning_rig(bones, frames)
         call = OPERATORS[name]

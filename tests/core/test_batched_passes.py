@@ -156,3 +156,33 @@ def test_evaluation_between_keys_is_blenders_evaluation(shared):
     got = evaluate_between_keys(t, kept, keys, left, right, frames)
     want = np.stack([fcurve_math.evaluate(k, t[frames]) for k in curves], axis=1)
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("mode", ["RQ", "SWING_TWIST", "XYZ", "ZXY"])
+def test_continuity_chain_of_many_lines_is_the_sequential_chain(mode):
+    from rq_rotation import rq_to_quat
+    from rq_rotation.keyframes import continuity
+    from rq_rotation.modes import nearest_values
+
+    rng = np.random.default_rng(2)
+    lines, samples = 40, 80
+    t = np.linspace(0.0, 1.0, samples)
+    # Spins with axes that swing fast: the vectorized guess is wrong on some lines.
+    angle = rng.uniform(5.0, 40.0, lines)[:, None] * t
+    axis = (
+        rng.normal(size=(lines, 1, 3))
+        + rng.normal(size=(lines, 1, 3)) * np.sin(t * rng.uniform(5.0, 60.0, (lines, 1)))[..., None]
+    )
+    axis /= np.linalg.norm(axis, axis=-1, keepdims=True)
+    q = rq_to_quat((axis * angle[..., None]).reshape(-1, 3)).reshape(lines, samples, 4)
+    first = nearest_values(mode, q[:, 0], np.zeros((lines, 3)))
+    guess = continuity._guess(mode, q, first)
+    guess[:, 0] = first
+    _, wrong = continuity._step_from_guess(mode, q, guess)
+    assert 1 < wrong.any(axis=1).sum()  # several lines need the fix-ups, together
+    got = continuity._chain(mode, q, first)
+    want = np.empty_like(got)
+    want[:, 0] = first
+    for i in range(1, samples):
+        want[:, i] = nearest_values(mode, q[:, i], want[:, i - 1])
+    np.testing.assert_allclose(got, want, rtol=0.0, atol=10 * continuity.CHAIN_ATOL)
