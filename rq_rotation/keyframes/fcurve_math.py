@@ -131,6 +131,8 @@ def _correct_bezpart(x1, x2, x3, x4, y1, y2, y3, y4):
     len2 = np.abs(x4 - x3)
     long1 = len1 > span
     long2 = len2 > span
+    if not (long1.any() or long2.any()):  # (the usual case: nothing to shorten)
+        return x2, x3, y2, y3
     with np.errstate(divide="ignore", invalid="ignore"):
         fac1 = np.where(long1, span / len1, _f32(1.0)).astype(np.float32)
         fac2 = np.where(long2, span / len2, _f32(1.0)).astype(np.float32)

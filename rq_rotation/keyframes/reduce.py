@@ -37,14 +37,19 @@ def add_worst_frames(
         The frames that were over the tolerance and not kept (where frames were added).
     """
     kept = np.array(kept, dtype=bool)
-    over = (np.asarray(error) > tolerance) & ~kept
+    error = np.asarray(error)
+    over = (error > tolerance) & ~kept
     if not over.any():
         return kept, over
-    gap = np.cumsum(kept)[over]
+    # The frames over the tolerance, in order, fall in runs of one gap each (no sort).
     index = np.flatnonzero(over)
-    order = np.lexsort((-np.asarray(error)[index], gap))
-    first = np.concatenate([[True], gap[order][1:] != gap[order][:-1]])
-    kept[index[order][first]] = True
+    gap = np.cumsum(kept)[index]
+    starts = np.flatnonzero(np.concatenate([[True], gap[1:] != gap[:-1]]))
+    worst = np.maximum.reduceat(error[index], starts)
+    is_worst = error[index] == np.repeat(worst, np.diff(np.append(starts, len(index))))
+    candidates = np.flatnonzero(is_worst)
+    first = np.concatenate([[True], gap[candidates][1:] != gap[candidates][:-1]])
+    kept[index[candidates[first]]] = True
     return kept, over
 
 
@@ -113,12 +118,17 @@ def evaluate_between_keys(
     width = keys.shape[2]
     left = (np.cumsum(kept) - 1)[frames]
     right = left + 1
-    points = (keys[left], handle_right[left], handle_left[right], keys[right])  # (m, 2, c)
-    x = np.stack([p[:, 0] for p in points], axis=1)  # (m, 4, c)
-    y = np.stack([p[:, 1] for p in points], axis=1)
-    if (x == x[:, :, :1]).all():
-        return evaluate_segments(t[frames], x[:, :, 0], y)
+    # Each segment's points: the left key, its right handle, the right key's left handle,
+    # the right key; frames (K, c) and values (K, c) of each.
+    frames_of = (keys[:, 0], handle_right[:, 0], handle_left[:, 0], keys[:, 0])
+    values_of = (keys[:, 1], handle_right[:, 1], handle_left[:, 1], keys[:, 1])
+    ends = (left, left, right, right)
+    y = np.stack([v[e] for v, e in zip(values_of, ends, strict=True)], axis=1)  # (m, 4, c)
+    if all((f == f[:, :1]).all() for f in frames_of[:3]):  # one set of frames for all c
+        x = np.stack([f[e, 0] for f, e in zip(frames_of, ends, strict=True)], axis=1)
+        return evaluate_segments(t[frames], x, y)
     out = np.empty((len(left), width), dtype=np.float64)
     for j in range(width):
-        out[:, j] = evaluate_segments(t[frames], x[:, :, j], y[:, :, j])
+        x = np.stack([f[e, j] for f, e in zip(frames_of, ends, strict=True)], axis=1)
+        out[:, j] = evaluate_segments(t[frames], x, y[:, :, j])
     return out
