@@ -427,12 +427,16 @@ def _write_reduced(reductions: Sequence[_Reduction], tolerance: float) -> None:
         item.points = np.full(size, np.nan, dtype=np.float32)
         item.error = np.zeros(len(item.track.times))
     while active:
-        keys, left, right = (
+        # The keys are what was written (float32, sorted); only the handles are Blender's.
+        left, right = (
             np.concatenate([animdata.read_points(item.fcurves, attribute) for item in active])
-            for attribute in ("co", "handle_left", "handle_right")
+            for attribute in ("handle_left", "handle_right")
         )
         sizes = [len(item.track.times) for item in active]
         kept = np.concatenate([item.kept for item in active])
+        keys = np.empty_like(left)
+        keys[:, 0] = np.concatenate([item.track.times for item in active])[kept, None]
+        keys[:, 1] = np.concatenate([item.track.values for item in active])[kept]
         points = np.full((len(kept), 6, keys.shape[2]), np.nan, dtype=np.float32)
         points[kept] = np.concatenate([keys, left, right], axis=1)
         # Only segments whose keys or handles changed are evaluated again.
