@@ -233,6 +233,7 @@ def profile(name: str, bones: int, frames: int, top: int = 25) -> None:
     import cProfile
     import pstats
 
+    warm_up()
     fresh_file()
     if name == "mocap":
         obj = rigs.import_mocap()

@@ -212,7 +212,7 @@ def continuous_values(mode: str, q: np.ndarray, near: np.ndarray) -> np.ndarray:
     if mode == "QUATERNION":
         flip = np.einsum("bi,bi->b", q[:, 0], rq_to_quat(near)) < 0
         q = np.where(flip[:, None, None], -q, q)
-        return np.stack([align_quat_signs(line) for line in q])
+        return align_quat_signs(q)
     chained = mode if mode in EULER_ORDERS or mode == "SWING_TWIST" else "RQ"
     start = near[:, [0, 2, 1]] if mode == "SWING_TWIST" else near
     v = _chain(chained, q, nearest_values(chained, q[:, 0], start))

@@ -186,3 +186,17 @@ def test_continuity_chain_of_many_lines_is_the_sequential_chain(mode):
     for i in range(1, samples):
         want[:, i] = nearest_values(mode, q[:, i], want[:, i - 1])
     np.testing.assert_allclose(got, want, rtol=0.0, atol=10 * continuity.CHAIN_ATOL)
+
+
+def test_quaternion_signs_aligned_along_many_lines_at_once():
+    from rq_rotation import align_quat_signs
+
+    rng = np.random.default_rng(9)
+    q = rng.normal(size=(5, 30, 4))
+    q /= np.linalg.norm(q, axis=-1, keepdims=True)
+    got = align_quat_signs(q)
+    for line, want in zip(q, got, strict=True):
+        np.testing.assert_array_equal(align_quat_signs(line), want)
+    assert (np.einsum("bni,bni->bn", got[:, 1:], got[:, :-1]) >= 0).all()
+    with pytest.raises(ValueError, match="N, 4"):
+        align_quat_signs(q[0, 0])
