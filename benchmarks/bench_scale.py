@@ -272,50 +272,58 @@ def _ratio_row(measurement: str, seconds: float, baseline: float, target: float)
     }
 
 
-def readme_rows() -> list[dict[str, str]]:
-    """The rows of the README's benchmark table (see ``tools/bench_all.py``)."""
+def readme_rows(
+    bones: int = 200,
+    chain_frames: tuple[int, ...] = (300, 1000),
+    frames: int = 1000,
+    series: tuple[int, ...] = SCALING_BONES,
+) -> list[dict[str, str]]:
+    """The rows of the README's benchmark table (see ``tools/bench_all.py``): the chain on
+    ``bones`` at each of ``chain_frames``, the conversions on ``bones`` x ``frames``, the
+    scaling ``series`` x ``frames`` (growth from its second to its last size: 100 to 1000
+    bones) and the peak memory on ``series[-1]`` x ``frames``."""
     rows = []
-    for frames in (300, 1000):
-        result = chain(200, frames)
+    for length in chain_frames:
+        result = chain(bones, length)
         total = sum(result["seconds"].values())
         parts = ", ".join(f"{name} {s:.2f}" for name, s in result["seconds"].items())
         rows.append(
             _ratio_row(
-                f"spinning rig, 200 RQ bones x {frames} frames: filter + spline + bake ({parts} s)",
+                f"spinning rig, {bones} RQ bones x {length} frames: filter + spline + bake "
+                f"({parts} s)",
                 total,
                 result["nla_bake"],
                 CHAIN_TARGET,
             )
         )
-    for row in convert(200, 1000):
+    for row in convert(bones, frames):
         target = SAMPLED_TARGET if row["strategy"] == "SAMPLED" else KEYS_TARGET
         how = "sampled, 0.1 degree" if row["strategy"] == "SAMPLED" else "keep key times"
         rows.append(
             _ratio_row(
-                f"spinning rig, 200 bones x 1000 frames: {row['label']} ({how})",
+                f"spinning rig, {bones} bones x {frames} frames: {row['label']} ({how})",
                 row["seconds"],
                 row["nla_bake"],
                 target,
             )
         )
-    series = scaling()
-    for name, per in series.items():
-        growth = per[1000] / per[100]
+    low, high = series[1], series[-1]
+    for name, per in scaling(frames, series).items():
         rows.append(
             {
-                "measurement": f"scaling, spinning rig x 1000 frames: {name}, "
+                "measurement": f"scaling, spinning rig x {frames} frames: {name}, "
                 + ", ".join(f"{b} bones {1e6 * s:.2f}" for b, s in per.items())
                 + " us per bone-frame",
-                "ours": f"{1e6 * per[1000]:.2f} us (1000 bones)",
-                "peer": f"{1e6 * per[100]:.2f} us (100 bones)",
-                "ratio": f"{growth:.2f}x",
+                "ours": f"{1e6 * per[high]:.2f} us ({high} bones)",
+                "peer": f"{1e6 * per[low]:.2f} us ({low} bones)",
+                "ratio": f"{per[high] / per[low]:.2f}x",
                 "target": f"<= {SCALING_TARGET:g}x",
             }
         )
-    for row in memory():
+    for row in memory(high, frames):
         rows.append(
             {
-                "measurement": f"peak memory, 1000 bones x 1000 frames: {row['name']}",
+                "measurement": f"peak memory, {high} bones x {frames} frames: {row['name']}",
                 "ours": f"{row['after_mb'] - row['before_mb']:.0f} MB above the rig",
                 "peer": f"{row['after_mb']:.0f} MB process peak",
                 "ratio": "",
