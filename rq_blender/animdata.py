@@ -163,14 +163,41 @@ def read_keys(fcurve: bpy.types.FCurve) -> Keys:
     )
 
 
+def read_points(fcurves: Sequence[bpy.types.FCurve], attribute: str) -> np.ndarray:
+    """A point attribute of the keys of curves keyed at the same frames (``"co"``,
+    ``"handle_left"``, ``"handle_right"``), in bulk: shape (n, 2, c) float32 for c curves
+    of n keys each."""
+    n = len(fcurves[0].keyframe_points)
+    out = np.empty((len(fcurves), 2 * n), dtype=np.float32)
+    for row, fcurve in zip(out, fcurves, strict=True):
+        fcurve.keyframe_points.foreach_get(attribute, row)
+    return out.reshape(len(fcurves), n, 2).transpose(1, 2, 0)
+
+
+def fcurve_index(owner: compat.FCurveOwner | None) -> dict[tuple[str, int], bpy.types.FCurve]:
+    """Every F-curve of ``owner`` by ``(data path, array index)``, read in one pass: for
+    many lookups while the curves do not change (``FCurves.find`` searches them all each
+    time, quadratic over a rig's bones)."""
+    index: dict[tuple[str, int], bpy.types.FCurve] = {}
+    for fcurve in () if owner is None else owner.fcurves:
+        index.setdefault((fcurve.data_path, fcurve.array_index), fcurve)  # the first, as find
+    return index
+
+
 def read_channels(
-    owner: compat.FCurveOwner | None, data_path: str, size: int
+    owner: compat.FCurveOwner | None,
+    data_path: str,
+    size: int,
+    index: dict[tuple[str, int], bpy.types.FCurve] | None = None,
 ) -> list[Channel | None]:
     """The F-curves of ``data_path`` indices ``0 .. size-1`` with their keys; ``None`` where a
-    channel has no F-curve or no keys."""
+    channel has no F-curve or no keys. ``index``: the owner's `fcurve_index`, if at hand."""
     channels: list[Channel | None] = []
-    for index in range(size):
-        fcurve = None if owner is None else owner.fcurves.find(data_path, index=index)
+    for array_index in range(size):
+        if index is not None:
+            fcurve = index.get((data_path, array_index))
+        else:
+            fcurve = None if owner is None else owner.fcurves.find(data_path, index=array_index)
         if fcurve is None or len(fcurve.keyframe_points) == 0:
             channels.append(None)
         else:
@@ -202,6 +229,58 @@ def evaluate_channels(
     return out
 
 
+class ChannelStack:
+    """The channels of many properties of one size k (a bone's rotation in each of many
+    actions, say), evaluated together: one `fcurve_math.evaluate_stacked` pass per channel
+    index for every curve numpy reproduces, ``FCurve.evaluate`` for the rest.
+
+    Parameters
+    ----------
+    channels : sequence (lines) of sequences of Channel or None, each length k
+        From `read_channels`, one entry per property ("line").
+    statics : ndarray, shape (lines, k)
+        The properties' current values, used for missing channels.
+    """
+
+    def __init__(self, channels: Sequence[Sequence[Channel | None]], statics: np.ndarray) -> None:
+        self.channels = channels
+        self.statics = np.asarray(statics, dtype=np.float64).reshape(len(channels), -1)
+        width = self.statics.shape[1]
+        # Per channel index: the stack of the supported curves and, per line, its curve in
+        # the stack (-1: missing or unsupported).
+        self.stacks: list[fcurve_math.KeyStack | None] = []
+        self.rows: list[np.ndarray] = []
+        for index in range(width):
+            row = np.full(len(channels), -1, dtype=np.int64)
+            curves: list[Keys] = []
+            for i, line in enumerate(channels):
+                channel = line[index]
+                if channel is not None and channel.keys.supported:
+                    row[i] = len(curves)
+                    curves.append(channel.keys)
+            self.stacks.append(fcurve_math.stack(curves) if curves else None)
+            self.rows.append(row)
+
+    def evaluate(self, line: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """Values of each line at its time, (m,), (m,) -> (m, k)."""
+        line = np.asarray(line, dtype=np.int64)
+        t = np.asarray(t, dtype=np.float64)
+        out = self.statics[line]
+        for index, (stack, row) in enumerate(zip(self.stacks, self.rows, strict=True)):
+            curve = row[line]
+            fast = curve >= 0
+            if stack is not None and fast.any():
+                out[fast, index] = fcurve_math.evaluate_stacked(stack, curve[fast], t[fast])
+            if fast.all():
+                continue
+            for i in np.unique(line[~fast]):  # modifiers or easing: Blender evaluates
+                channel = self.channels[i][index]
+                if channel is not None:
+                    mine = line == i
+                    out[mine, index] = channel.evaluate(t[mine])
+        return out
+
+
 def key_times(channels: Sequence[Channel | None]) -> np.ndarray:
     """Sorted union of the key frames of ``channels``, shape (n,) (empty if all missing)."""
     times = [c.keys.times for c in channels if c is not None]
@@ -222,6 +301,7 @@ def write_keys(
     values: np.ndarray,
     interpolation: np.ndarray | None = None,
     handles: tuple[np.ndarray, np.ndarray] | None = None,
+    fcurve: bpy.types.FCurve | None = None,
 ) -> bpy.types.FCurve:
     """Replace the keys of one channel (creating its F-curve if needed), in bulk.
 
@@ -236,13 +316,17 @@ def write_keys(
     handles : (left, right), each ndarray shape (n, 2), optional
         Explicit handle points (FREE handles). Without them handles are AUTO_CLAMPED and
         Blender computes them (``FCurve.update``).
+    fcurve : bpy.types.FCurve, optional
+        The channel's F-curve when the caller holds it (one this function returned): saves
+        the search through every F-curve of the owner.
 
     Returns
     -------
     bpy.types.FCurve
         The written curve (sorted, handles recalculated).
     """
-    fcurve = owner.fcurves.find(data_path, index=index)
+    if fcurve is None:
+        fcurve = owner.fcurves.find(data_path, index=index)
     if fcurve is None:
         fcurve = compat.new_fcurve(owner, data_path, index, group)
     n = len(times)

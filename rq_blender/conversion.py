@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import bpy
 import numpy as np
@@ -40,7 +41,12 @@ from ..rq_rotation import clamp_twist, quat_angle_between, scale_swing_into_elli
 from ..rq_rotation.keyframes import fcurve_math
 from ..rq_rotation.keyframes.continuity import continuous_values
 from ..rq_rotation.keyframes.limits import fit_to_limits, limits_restrict_nothing, shorten_swings
-from ..rq_rotation.keyframes.refine import dense_enough, refine_grid
+from ..rq_rotation.keyframes.reduce import (
+    add_worst_frames,
+    changed_segments,
+    evaluate_between_keys,
+)
+from ..rq_rotation.keyframes.refine import refine_grids
 from ..rq_rotation.modes import ADDON_MODES, MODES, NATIVE_MODES, rotation_vectors, values_to_quat
 from . import animdata, bone_modes, drivers
 
@@ -90,37 +96,38 @@ def static_values(pose_bone: bpy.types.PoseBone, mode: str) -> np.ndarray:
     return np.concatenate(parts)
 
 
-def posed_values(pose_bone: bpy.types.PoseBone, mode: str, values: np.ndarray) -> np.ndarray:
-    """The channel values (..., k) the bone is actually posed at.
+def _limits_of(pose_bone: bpy.types.PoseBone) -> np.ndarray:
+    """The bone's joint limits as ``(a, b, twist min, twist max)``, shape (4,)."""
+    (a, b), (low, high) = bone_modes.joint_limits(pose_bone)
+    return np.array([a, b, low, high])
+
+
+def posed_values(mode: str, values: np.ndarray, limits: np.ndarray) -> np.ndarray:
+    """The channel values (..., k) a bone is actually posed at.
 
     Swing/twist bones are posed by their drivers at the swing scaled radially into the limit
     ellipse and the twist clamped to its range (`bone_modes`); stored values outside the
-    limits are read as those. Every other mode is posed at its values as they are.
+    limits are read as those. ``limits`` (..., 4) are each row's `_limits_of` (broadcast).
+    Every other mode is posed at its values as they are.
     """
     if mode != "SWING_TWIST":
         return values
-    (a, b), (low, high) = bone_modes.joint_limits(pose_bone)
-    swing = scale_swing_into_ellipse(values[..., :2], a, b)
-    twist = clamp_twist(values[..., 2], low, high)
+    limits = np.asarray(limits)
+    swing = scale_swing_into_ellipse(values[..., :2], limits[..., 0], limits[..., 1])
+    twist = clamp_twist(values[..., 2], limits[..., 2], limits[..., 3])
     return np.concatenate([swing, twist[..., None]], axis=-1)
 
 
-def _read_source(use, pose_bone: bpy.types.PoseBone, mode: str, static: np.ndarray):
-    """The source channels of the bone in ``use`` and an evaluator of the values it is posed
-    at (`posed_values`), or None when the action does not key it."""
-    owner = animdata.fcurve_owner(use)
+def _read_source(owner, index, pose_bone: bpy.types.PoseBone, mode: str):
+    """The source channels of the bone in ``owner`` (an action use's, with its
+    `animdata.fcurve_index`), or None when the action does not key it."""
     channels: list[animdata.Channel | None] = []
     for parameter in MODES[mode].parameters:
         path = animdata.bone_data_path(pose_bone.name, parameter.path)
-        channels.extend(animdata.read_channels(owner, path, parameter.size))
+        channels.extend(animdata.read_channels(owner, path, parameter.size, index))
     if all(c is None for c in channels):
         return None
-
-    def evaluate(t: np.ndarray) -> np.ndarray:
-        values = animdata.evaluate_channels(channels, static.tolist(), t)
-        return posed_values(pose_bone, mode, values)
-
-    return channels, evaluate
+    return channels
 
 
 def _interpolation_at(channels: Sequence[animdata.Channel | None], times: np.ndarray):
@@ -170,11 +177,12 @@ def plan_conversion(
     if frames is not None and frames[1] < frames[0]:
         raise ValueError(f"the frame range ends ({frames[1]}) before it starts ({frames[0]})")
     uses = animdata.actions_of(obj)
+    owners = [animdata.fcurve_owner(use) for use in uses]
+    indexes = [animdata.fcurve_index(owner) for owner in owners]  # planning changes nothing
     plans: list[BonePlan] = []
-    # Time lines of all bones, converted together: (plan, use, times, interpolation, grid
-    # values, grid rotations, which grid points are key times).
-    sources = []  # (plan, use, times, interpolation, evaluate) per keyed bone and action
-    lines = []
+    # Time lines of all bones and actions, converted together: a `_Line` per keyed bone and
+    # action, then their grids refined and evaluated in one pass per source mode.
+    sources: list[_Line] = []
     statics = []  # (source, static values) per plan
     for name in bone_names:
         pose_bone = obj.pose.bones[name]
@@ -185,15 +193,15 @@ def plan_conversion(
         entering = source not in ADDON_MODES and target in ADDON_MODES
         if entering and drivers.bone_drivers(pose_bone):
             raise ValueError(f"bone '{name}': its rotation is already driven by other drivers")
-        static = posed_values(pose_bone, source, static_values(pose_bone, source))
+        limits = _limits_of(pose_bone)
+        static = posed_values(source, static_values(pose_bone, source), limits)
         plan = BonePlan(name, source, target, np.empty(0))
         plans.append(plan)
         statics.append((source, static))
-        for use in uses:
-            found = _read_source(use, pose_bone, source, static)
-            if found is None:
+        for use, owner, index in zip(uses, owners, indexes, strict=True):
+            channels = _read_source(owner, index, pose_bone, source)
+            if channels is None:
                 continue
-            channels, evaluate = found
             keys = animdata.key_times(channels)
             if strategy == "KEYS":
                 times = keys
@@ -210,25 +218,11 @@ def plan_conversion(
                 ),
                 name,
             )
-            sources.append((plan, use, group, times, interpolation, evaluate))
+            sources.append(_Line(plan, use, group, times, interpolation, channels, static, limits))
     if not plans:
         return plans
     static_quats = _quats_by_mode([source for source, _ in statics], [v for _, v in statics])
-    # The source at its own times, converted in one call per source mode: a source keyed
-    # densely enough (every frame) needs nothing more (`refine_grid`).
-    at_times = [evaluate(times) for *_, times, _, evaluate in sources]
-    at_quats = _quats_by_mode([line[0].source for line in sources], at_times)
-    dense = dense_enough(
-        [line[0].source for line in sources], [line[3] for line in sources], at_times, at_quats
-    )
-    for (plan, use, group, times, interpolation, evaluate), values, q, done in zip(
-        sources, at_times, at_quats, dense, strict=True
-    ):
-        if done:
-            on_times = np.ones(len(times), dtype=bool)
-        else:
-            _, on_times, values, q = refine_grid(plan.source, times, evaluate, (values, q))
-        lines.append((plan, use, group, times, interpolation, values, q, on_times))
+    lines = _sample_lines(sources)
     current = continuous_values(
         target,
         np.stack(static_quats)[:, None],
@@ -242,14 +236,22 @@ def plan_conversion(
         plan.limited_keys = int(moved.sum())
     if not lines:
         return plans
-    length = max(len(line[5]) for line in lines)
+    length = max(len(q) for _, _, q, _ in lines)
     padded = np.stack(
-        [np.concatenate([q, np.repeat(q[-1:], length - len(q), 0)]) for *_, q, _ in lines]
+        [np.concatenate([q, np.repeat(q[-1:], length - len(q), 0)]) for _, _, q, _ in lines]
     )
-    starts = np.stack([rotation_vectors(line[0].source, line[5][0]) for line in lines])
+    starts = np.stack(
+        [rotation_vectors(line.plan.source, values[0]) for line, values, _, _ in lines]
+    )
     converted = continuous_values(target, padded, starts)
-    for line, values in zip(lines, converted, strict=True):
-        plan, use, group, times, interpolation, _, q, on_times = line
+    for (line, _, q, on_times), values in zip(lines, converted, strict=True):
+        plan, use, group, times, interpolation = (
+            line.plan,
+            line.use,
+            line.group,
+            line.times,
+            line.interpolation,
+        )
         quats = q[on_times]
         stored, moved = fits[plan.name][0](values[: len(q)][on_times])
         if moved.any():
@@ -257,6 +259,54 @@ def plan_conversion(
             plan.limited_keys += int(moved.sum())
         plan.tracks.append(Track(use, group, times, stored, interpolation, quats))
     return plans
+
+
+@dataclass
+class _Line:
+    """One keyed bone in one action, before sampling: the times to key, the source channels,
+    the bone's posed static values (k,) and joint limits (4,) (`posed_values`)."""
+
+    plan: BonePlan
+    use: animdata.ActionUse
+    group: str
+    times: np.ndarray
+    interpolation: np.ndarray | None
+    channels: list[animdata.Channel | None]
+    static: np.ndarray
+    limits: np.ndarray
+
+
+def _sample_lines(
+    lines: Sequence[_Line],
+) -> list[tuple[_Line, np.ndarray, np.ndarray, np.ndarray]]:
+    """Sample every line on a grid through its times dense enough for the continuity chain
+    (`refine_grids`), evaluating all lines of a source mode together
+    (`animdata.ChannelStack`). Returns ``(line, values (N, k), rotations (N, 4), which grid
+    points are its times (N,))`` per line, in order."""
+    out: list = [None] * len(lines)
+    for mode in {line.plan.source for line in lines}:
+        index = [i for i, line in enumerate(lines) if line.plan.source == mode]
+        stack = animdata.ChannelStack(
+            [lines[i].channels for i in index], np.stack([lines[i].static for i in index])
+        )
+        limits = np.stack([lines[i].limits for i in index])
+
+        def evaluate(line, t, stack=stack, limits=limits, mode=mode):
+            return posed_values(mode, stack.evaluate(line, t), limits[line])
+
+        sizes = [len(lines[i].times) for i in index]
+        line = np.repeat(np.arange(len(index)), sizes)
+        times = np.concatenate([lines[i].times for i in index])
+        values = evaluate(line, times)
+        q = values_to_quat(mode, values)
+        line, _, on_times, values, q = refine_grids(mode, line, times, values, q, evaluate)
+        cuts = np.searchsorted(line, np.arange(1, len(index)))
+        for i, v, qs, on in zip(
+            index, np.split(values, cuts), np.split(q, cuts), np.split(on_times, cuts),
+            strict=True,
+        ):  # fmt: skip
+            out[i] = (lines[i], v, qs, on)
+    return out
 
 
 def _quats_by_mode(modes: Sequence[str], values: Sequence[np.ndarray]) -> list[np.ndarray]:
@@ -302,9 +352,15 @@ def rotation_error(mode: str, values: np.ndarray, source_quats: np.ndarray) -> n
 
 
 def _write_track(
-    owner, bone: str, target: str, track: Track, mask: np.ndarray
+    owner,
+    bone: str,
+    target: str,
+    track: Track,
+    mask: np.ndarray,
+    fcurves: Sequence[bpy.types.FCurve] = (),
 ) -> list[bpy.types.FCurve]:
-    """Write the keys of ``track`` selected by ``mask``; the written F-curves, in value order."""
+    """Write the keys of ``track`` selected by ``mask``; the written F-curves, in value order.
+    ``fcurves``: the curves an earlier call wrote, rewritten without searching for them."""
     written = []
     column = 0
     times = track.times[mask]
@@ -315,42 +371,105 @@ def _write_track(
         for index in range(parameter.size):
             written.append(
                 animdata.write_keys(
-                    owner, path, index, track.group, times, values[:, column], interpolation
+                    owner,
+                    path,
+                    index,
+                    track.group,
+                    times,
+                    values[:, column],
+                    interpolation,
+                    fcurve=fcurves[column] if fcurves else None,
                 )
             )
             column += 1
     return written
 
 
-def _write_reduced(
-    owner, bone: str, target: str, track: Track, tolerance: float
-) -> tuple[int, list[bpy.types.FCurve]]:
-    """Write ``track`` with as few keys as keep the rotation error within ``tolerance``
-    (radians) at every one of its frames; returns the number of keys kept and the curves.
+@dataclass
+class _Reduction:
+    """A track being reduced (`_write_reduced`): where it is written and its kept frames."""
 
-    Greedy refinement checked against Blender's own handles: start from the end keys, write,
-    evaluate the written curves at every frame, and add the worst frame of every gap between
-    kept keys that exceeds the tolerance, until none does (at worst every frame is kept).
+    owner: Any
+    bone: str
+    target: str
+    track: Track
+    kept: np.ndarray  # (n,) bool
+    fcurves: list[bpy.types.FCurve] = field(default_factory=list)
+    # While reducing: the key points at each kept frame (n, 6, channels) and the error at
+    # each frame (n,) of the last pass (`reduce.changed_segments`).
+    points: np.ndarray = field(default_factory=lambda: np.empty(0))
+    error: np.ndarray = field(default_factory=lambda: np.empty(0))
+
+
+def _write_reduced(reductions: Sequence[_Reduction], tolerance: float) -> None:
+    """Write each track with as few keys as keep the rotation error within ``tolerance``
+    (radians) at every one of its frames (sets ``kept`` and ``fcurves``).
+
+    Greedy refinement checked against Blender's own handles, all tracks at once: start from
+    the end keys, write, read back the keys and the handles Blender computed, evaluate the
+    curves at every frame whose segment changed (`reduce.changed_segments`; one numpy pass
+    for all tracks, `reduce.evaluate_between_keys`), and keep the worst frame of every gap
+    between kept keys that exceeds the tolerance (`reduce.add_worst_frames`), until none
+    does (at worst every frame is kept). Only the writing and reading back loop over the
+    tracks. (Blender's handles are read, not computed here: its default auto smoothing,
+    continuous acceleration, solves a linear system along each curve.)
     """
-    n = len(track.times)
-    kept = np.ones(n, dtype=bool)
-    if tolerance > 0 and n > 2:
-        kept[1:-1] = False
-    while True:
-        fcurves = _write_track(owner, bone, target, track, kept)
-        if kept.all():
-            return n, fcurves
-        channels = [animdata.Channel(fc, animdata.read_keys(fc)) for fc in fcurves]
-        values = np.stack([c.evaluate(track.times) for c in channels], axis=1)
-        error = rotation_error(target, values, track.source_quats)
-        candidates = (error > tolerance) & ~kept
-        if not candidates.any():
-            return int(kept.sum()), fcurves
-        gap = np.cumsum(kept)[candidates]
-        index = np.flatnonzero(candidates)
-        order = np.lexsort((-error[index], gap))
-        first = np.concatenate([[True], gap[order][1:] != gap[order][:-1]])
-        kept[index[order][first]] = True
+    active = []
+    for item in reductions:
+        n = len(item.track.times)
+        item.kept = np.ones(n, dtype=bool)
+        if tolerance > 0 and n > 2:
+            item.kept[1:-1] = False
+            active.append(item)
+        item.fcurves = _write_track(item.owner, item.bone, item.target, item.track, item.kept)
+    for item in active:
+        size = (len(item.track.times), 6, len(item.fcurves))
+        item.points = np.full(size, np.nan, dtype=np.float32)
+        item.error = np.zeros(len(item.track.times))
+    while active:
+        # The keys are what was written (float32, sorted); only the handles are Blender's.
+        left, right = (
+            np.concatenate([animdata.read_points(item.fcurves, attribute) for item in active])
+            for attribute in ("handle_left", "handle_right")
+        )
+        sizes = [len(item.track.times) for item in active]
+        kept = np.concatenate([item.kept for item in active])
+        keys = np.empty_like(left)
+        keys[:, 0] = np.concatenate([item.track.times for item in active])[kept, None]
+        keys[:, 1] = np.concatenate([item.track.values for item in active])[kept]
+        points = np.full((len(kept), 6, keys.shape[2]), np.nan, dtype=np.float32)
+        points[kept] = np.concatenate([keys, left, right], axis=1)
+        # Only segments whose keys or handles changed are evaluated again.
+        todo = changed_segments(kept, points, np.concatenate([item.points for item in active]))
+        values = evaluate_between_keys(
+            np.concatenate([item.track.times for item in active]), kept, keys, left, right, todo
+        )
+        error = np.concatenate([item.error for item in active])
+        error[kept] = 0.0
+        error[todo] = rotation_error(
+            active[0].target,
+            values,
+            np.concatenate([item.track.source_quats for item in active])[todo],
+        )
+        kept, over = add_worst_frames(kept, error, tolerance)
+        cuts = np.cumsum(sizes)[:-1]
+        still = []
+        for item, mine, before, errors, more in zip(
+            active,
+            np.split(kept, cuts),
+            np.split(points, cuts),
+            np.split(error, cuts),
+            np.add.reduceat(over, np.r_[0, cuts]),
+            strict=True,
+        ):
+            if more:
+                item.kept, item.points, item.error = mine, before, errors
+                item.fcurves = _write_track(
+                    item.owner, item.bone, item.target, item.track, mine, item.fcurves
+                )
+                if not mine.all():
+                    still.append(item)
+        active = still
 
 
 def _switch_mode(pose_bone: bpy.types.PoseBone, plan: BonePlan) -> None:
@@ -435,31 +554,42 @@ def apply_plan(
     drivers' clamp never changes the animation. Returns the number of keys written on each
     channel of each track (a bone in one action), one entry per track."""
     uses = animdata.actions_of(obj)
-    counts: list[int] = []
+    written: list[list[bpy.types.FCurve]] = [[] for _ in plans]
+    counts: list[int | _Reduction] = []
+    reductions: list[tuple[int, _Reduction]] = []
+    paths = []
+    # Entering an add-on mode builds drivers: on one scratch object for all bones.
+    with drivers.workbench():
+        for done, plan in enumerate(plans):
+            new_paths = {
+                animdata.bone_data_path(plan.name, p.path) for p in MODES[plan.target].parameters
+            }
+            paths.append(new_paths)
+            _remove_source_curves(uses, plan, new_paths, inside=True)
+            _switch_mode(obj.pose.bones[plan.name], plan)
+            for track in plan.tracks:
+                owner = animdata.fcurve_owner(track.use, ensure=True)
+                if track.interpolation is None:
+                    item = _Reduction(owner, plan.name, plan.target, track, np.empty(0))
+                    reductions.append((done, item))
+                    counts.append(item)
+                else:
+                    mask = np.ones(len(track.times), dtype=bool)
+                    counts.append(len(track.times))
+                    written[done] += _write_track(owner, plan.name, plan.target, track, mask)
+            if progress is not None:
+                progress(0.5 * (done + 1) / len(plans))
+    # Every bone's reduced tracks together (they may differ in target mode only across
+    # calls: one plan list has one target).
+    _write_reduced([item for _, item in reductions], tolerance)
+    for done, item in reductions:
+        written[done] += item.fcurves
     for done, plan in enumerate(plans):
-        new_paths = {
-            animdata.bone_data_path(plan.name, p.path) for p in MODES[plan.target].parameters
-        }
-        _remove_source_curves(uses, plan, new_paths, inside=True)
         pose_bone = obj.pose.bones[plan.name]
-        _switch_mode(pose_bone, plan)
-        written: list[bpy.types.FCurve] = []
-        for track in plan.tracks:
-            owner = animdata.fcurve_owner(track.use, ensure=True)
-            if track.interpolation is None:
-                count, fcurves = _write_reduced(owner, plan.name, plan.target, track, tolerance)
-            else:
-                mask = np.ones(len(track.times), dtype=bool)
-                count, fcurves = (
-                    len(track.times),
-                    _write_track(owner, plan.name, plan.target, track, mask),
-                )
-            counts.append(count)
-            written.extend(fcurves)
         if plan.target == "SWING_TWIST" and plan.unlimited:
-            plan.widened = widen_limits(pose_bone, written, plan.static)
-        _remove_source_curves(uses, plan, new_paths, inside=False)
+            plan.widened = widen_limits(pose_bone, written[done], plan.static)
+        _remove_source_curves(uses, plan, paths[done], inside=False)
         if progress is not None:
-            progress((done + 1) / len(plans))
+            progress(0.5 + 0.5 * (done + 1) / len(plans))
     obj.update_tag()
-    return counts
+    return [c if isinstance(c, int) else int(c.kept.sum()) for c in counts]

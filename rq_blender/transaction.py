@@ -16,9 +16,13 @@ block raises:
   ``use_self``, variables with their targets, and ``is_valid``.
 
 F-curves and drivers the block created are removed, removed ones are created again, and
-changed ones are rewritten in place; channel groups the block created are removed. The
-record is Python data read in bulk (``foreach_get``), so it costs one read of the bones'
-curves; it is only written back on failure.
+changed ones are rewritten in place; channel groups the block created are removed. Each
+action is recorded as a copy (``Action.copy``, one C-level copy however many curves it holds:
+reading every touched curve's 14 key attributes with ``foreach_get`` cost more than the
+operators' own work on a keyed-every-frame clip), and the bones' drivers as copies in a
+scratch object's animation data (``AnimDataDrivers.from_existing``, one call per driver); the
+copies are read only on failure and removed when the block ends. Bone properties are Python
+data.
 """
 
 from __future__ import annotations
@@ -86,13 +90,24 @@ class BoneRecord:
 
 
 @dataclass
+class ActionCopy:
+    """The F-curves of one action use as they were: ``owner`` is the live channelbag (or
+    4.2/4.3 action), ``copy`` the channelbag of the same slot in a copy of the action."""
+
+    owner: Any
+    copy: Any
+
+
+@dataclass
 class ObjectRecord:
     obj: bpy.types.Object
-    prefixes: tuple[str, ...]  # data-path prefixes of the recorded bones
+    prefixes: frozenset[str]  # data-path prefixes of the recorded bones
     had_animation_data: bool
     bones: list[BoneRecord]
-    owners: list[OwnerRecord]  # the actions' channelbags
-    drivers: OwnerRecord | None
+    owners: list[ActionCopy]  # the actions' channelbags, recorded as copies
+    drivers: Any  # the copies of the bones' drivers (`scratch`'s), or None
+    copies: list[bpy.types.Action]  # the action copies, removed when the block ends
+    scratch: bpy.types.Object | None  # holds the drivers' copies, removed when it ends
 
 
 @contextmanager
@@ -103,13 +118,22 @@ def all_or_nothing(bones: Iterable[tuple[bpy.types.Object, str]]) -> Iterator[No
     by_object: dict[str, tuple[bpy.types.Object, set[str]]] = {}
     for obj, name in bones:
         by_object.setdefault(obj.name_full, (obj, set()))[1].add(name)
-    records = [_record_object(obj, sorted(names)) for obj, names in by_object.values()]
+    records: list[ObjectRecord] = []
     try:
-        yield
-    except BaseException:
+        for obj, names in by_object.values():
+            records.append(_record_object(obj, sorted(names)))
+        try:
+            yield
+        except BaseException:
+            for record in records:
+                _restore_object(record)
+            raise
+    finally:
         for record in records:
-            _restore_object(record)
-        raise
+            for copy in record.copies:
+                bpy.data.actions.remove(copy)
+            if record.scratch is not None:
+                bpy.data.objects.remove(record.scratch)
     screen.show_changes()
 
 
@@ -133,33 +157,54 @@ def _prefix(bone_name: str) -> str:
     return f'pose.bones["{bpy.utils.escape_identifier(bone_name)}"]'
 
 
-def _owned(data_path: str, prefixes: tuple[str, ...]) -> bool:
-    return any(
-        data_path.startswith(p) and data_path[len(p)] in '.['
-        for p in prefixes
-        if len(data_path) > len(p)
-    )
+def _owned(data_path: str, prefixes: frozenset[str]) -> bool:
+    """Whether ``data_path`` is a property of one of the bones whose `_prefix` is in
+    ``prefixes`` (a set lookup per ``"]`` in the path, not a scan of every bone)."""
+    end = data_path.find('"]', 12)
+    while end != -1:
+        if data_path[: end + 2] in prefixes and data_path[end + 2 : end + 3] in ('.', '['):
+            return True
+        end = data_path.find('"]', end + 1)
+    return False
 
 
 def _record_object(obj: bpy.types.Object, names: list[str]) -> ObjectRecord:
-    prefixes = tuple(_prefix(name) for name in names)
+    prefixes = frozenset(_prefix(name) for name in names)
     owners = []
+    copies: dict[str, bpy.types.Action] = {}
     for use in animdata.actions_of(obj):
         owner = animdata.fcurve_owner(use)
-        if owner is not None:
-            owners.append(_record_owner(owner, prefixes))
+        if owner is None:
+            continue
+        copy = copies.get(use.action.name_full)
+        if copy is None:
+            copy = copies[use.action.name_full] = use.action.copy()
+        # (Slots exist from 4.4; before, use.slot is None.)
+        slots = None if use.slot is None else getattr(copy, "slots")  # noqa: B009
+        slot = None if slots is None else slots[use.slot.identifier]
+        owners.append(ActionCopy(owner, compat.channelbag(copy, slot)))
     anim = obj.animation_data
+    drivers = None
+    scratch = None
+    if anim is not None:
+        scratch = bpy.data.objects.new("rq: recorded drivers", None)  # in no scene: inert
+        drivers = scratch.animation_data_create().drivers
+        for fcurve in anim.drivers:
+            if _owned(fcurve.data_path, prefixes):
+                drivers.from_existing(src_driver=fcurve)
     return ObjectRecord(
         obj=obj,
         prefixes=prefixes,
         had_animation_data=anim is not None,
         bones=[_record_bone(obj.pose.bones[name]) for name in names],
         owners=owners,
-        drivers=None if anim is None else _record_owner(anim.drivers, prefixes, drivers=True),
+        drivers=drivers,
+        copies=list(copies.values()),
+        scratch=scratch,
     )
 
 
-def _record_owner(owner: Any, prefixes: tuple[str, ...], drivers: bool = False) -> OwnerRecord:
+def _record_owner(owner: Any, prefixes: frozenset[str], drivers: bool = False) -> OwnerRecord:
     collection = owner if drivers else owner.fcurves
     record = OwnerRecord(owner)
     if not drivers:
@@ -181,7 +226,8 @@ def _record_curve(fcurve: bpy.types.FCurve) -> CurveRecord:
     keys = {}
     for name, dtype, width in KEY_ATTRIBUTES:
         array = np.empty(n * width, dtype=dtype)
-        points.foreach_get(name, array)
+        if n:  # a driver usually has no keys: no call into Blender
+            points.foreach_get(name, array)
         keys[name] = array
     driver = None
     if fcurve.driver is not None:
@@ -213,17 +259,34 @@ def _properties(struct: Any) -> dict[str, Any]:
     """The writable, non-pointer RNA properties of ``struct`` (a modifier, a driver target),
     in RNA order."""
     out = {}
-    for prop in struct.bl_rna.properties:
-        if (
-            prop.identifier == "rna_type"
-            or prop.is_readonly
-            or prop.type in ('POINTER', 'COLLECTION')
-        ):
-            if prop.identifier == "id":  # a driver target's ID (a pointer, writable)
-                out["id"] = struct.id
-            continue
-        out[prop.identifier] = _plain(getattr(struct, prop.identifier))
+    for identifier in _writable(struct.bl_rna):
+        if identifier == "id":  # a driver target's ID (a pointer, writable)
+            out["id"] = struct.id
+        else:
+            out[identifier] = _plain(getattr(struct, identifier))
     return out
+
+
+# RNA struct identifier -> the identifiers `_properties` records (`_writable`).
+_WRITABLE: dict[str, tuple[str, ...]] = {}
+
+
+def _writable(rna: Any) -> tuple[str, ...]:
+    """The identifiers `_properties` records of a struct type (``bl_rna``), listed once per
+    type: the writable non-pointer properties and a driver target's ``id``."""
+    found = _WRITABLE.get(rna.identifier)
+    if found is None:
+        found = _WRITABLE[rna.identifier] = tuple(
+            prop.identifier
+            for prop in rna.properties
+            if prop.identifier == "id"
+            or not (
+                prop.identifier == "rna_type"
+                or prop.is_readonly
+                or prop.type in ('POINTER', 'COLLECTION')
+            )
+        )
+    return found
 
 
 def _plain(value: Any) -> Any:
@@ -266,12 +329,16 @@ def _restore_object(record: ObjectRecord) -> None:
     obj = record.obj
     for bone in record.bones:
         _restore_bone(obj.pose.bones[bone.name], bone)
-    for owner in record.owners:
+    for use in record.owners:
+        # The copy's curves as plain data, then written into the live owner.
+        owner = _record_owner(use.copy, record.prefixes)
+        owner.owner = use.owner
         _restore_owner(owner, record.prefixes, drivers=False)
     anim = obj.animation_data
     if record.drivers is not None and anim is not None:
-        record.drivers.owner = anim.drivers
-        _restore_owner(record.drivers, record.prefixes, drivers=True)
+        drivers = _record_owner(record.drivers, record.prefixes, drivers=True)
+        drivers.owner = anim.drivers
+        _restore_owner(drivers, record.prefixes, drivers=True)
     elif anim is not None and not record.had_animation_data:
         obj.animation_data_clear()
     obj.update_tag()
@@ -294,7 +361,7 @@ def _restore_bone(pose_bone: bpy.types.PoseBone, record: BoneRecord) -> None:
         setattr(pose_bone, name, value)
 
 
-def _restore_owner(record: OwnerRecord, prefixes: tuple[str, ...], drivers: bool) -> None:
+def _restore_owner(record: OwnerRecord, prefixes: frozenset[str], drivers: bool) -> None:
     """Rewrite the recorded curves (creating removed ones), then remove the curves and groups
     the block created, then put curves back in their recorded order within their groups.
     Recreating before removing keeps every recorded group non-empty (Blender 4.4+ drops an

@@ -193,25 +193,25 @@ def quat_angle_between(p: ArrayLike, q: ArrayLike) -> NDArray[np.float64]:
 
 
 def align_quat_signs(q: ArrayLike) -> NDArray[np.float64]:
-    """Hemisphere continuity for a time sequence of quaternions.
+    """Hemisphere continuity for time sequences of quaternions.
 
     Parameters
     ----------
-    q : array_like, shape (N, 4)
-        A sequence, normalized first.
+    q : array_like, shape (..., N, 4)
+        Sequences along the second-to-last axis, normalized first.
 
     Returns
     -------
-    ndarray, shape (N, 4)
-        ``q[0]`` unchanged, and every later quaternion negated where needed so that
-        ``dot(q[i], q[i-1]) >= 0`` (same rotations, no jump to the antipode).
+    ndarray, shape (..., N, 4)
+        ``q[..., 0, :]`` unchanged, and every later quaternion negated where needed so that
+        ``dot(q[..., i, :], q[..., i-1, :]) >= 0`` (same rotations, no jump to the antipode).
     """
     q = as_quats(q, "q")
-    if q.ndim != 2:
-        raise ValueError(f"q must have shape (N, 4), got {q.shape}")
-    if len(q) < 2:
+    if q.ndim < 2:
+        raise ValueError(f"q must have shape (..., N, 4), got {q.shape}")
+    if q.shape[-2] < 2:
         return q.copy()
-    dots = np.einsum("ij,ij->i", q[1:], q[:-1])
+    dots = np.einsum("...ij,...ij->...i", q[..., 1:, :], q[..., :-1, :])
     flips = np.where(dots < 0.0, -1.0, 1.0)
-    signs = np.concatenate([[1.0], np.cumprod(flips)])
-    return q * signs[:, None]
+    signs = np.concatenate([np.ones((*q.shape[:-2], 1)), np.cumprod(flips, axis=-1)], axis=-1)
+    return q * signs[..., None]

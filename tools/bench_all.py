@@ -38,6 +38,7 @@ BENCHMARKS = (
     ("bench_convert", ("bpy-4.5", "bpy-5.2")),
     ("bench_operators", ("bpy-4.5", "bpy-5.2")),
     ("bench_bake_visual", ("bpy-4.5", "bpy-5.2")),
+    ("bench_scale", ("bpy-4.5", "bpy-5.2")),
 )
 
 # The benchmark module first: the Blender ones set Blender's user folder before bpy starts;

@@ -132,9 +132,10 @@ def _chain(mode: str, q: np.ndarray, first: np.ndarray) -> np.ndarray:
     Every sample is converted near its predecessor in a guess (`_guess`) at once, and where
     the results agree with the guess the guess was right (`_step_from_guess`). A line is
     correct up to its first disagreement; the rest of it is guessed again from there and
-    checked, until it agrees. Where disagreements come within `CHAIN_BLOCK` samples of each
-    other (Euler angles near gimbal lock), the next `CHAIN_BLOCK` samples are chained one at
-    a time first. So the result is the chain's (samples equal to `CHAIN_ATOL`) at the cost
+    checked, until it agrees (every such line in one pass). Where disagreements come within
+    `CHAIN_BLOCK` samples of each other (Euler angles near gimbal lock), the next
+    `CHAIN_BLOCK` samples are chained one at a time first (one conversion per step for all
+    such lines). So the result is the chain's (samples equal to `CHAIN_ATOL`) at the cost
     of one conversion of every sample when the guess is good, and of the rest of a line per
     isolated disagreement (an RQ axis swinging fast at a large angle).
     """
@@ -144,24 +145,39 @@ def _chain(mode: str, q: np.ndarray, first: np.ndarray) -> np.ndarray:
     if n < 2:
         return guess
     out, wrong = _step_from_guess(mode, q, guess)
-    for line in np.flatnonzero(wrong.any(axis=1)):
-        # Samples before ``start`` are the chain's.
-        start = 1 + int(np.argmax(wrong[line]))
-        lq, lout = q[line], out[line]
-        while start < n:
-            tail_guess = _guess(mode, lq[None, start - 1 :], lout[None, start - 1])
-            tail_guess[0, 0] = lout[start - 1]
-            tail, bad = _step_from_guess(mode, lq[None, start - 1 :], tail_guess)
-            lout[start:] = tail[0, 1:]
-            if not bad.any():
+    # The lines with a disagreement, all at once: samples before ``start`` are the chain's.
+    lines = np.flatnonzero(wrong.any(axis=1))
+    start = 1 + np.argmax(wrong[lines], axis=1)
+    while len(lines):
+        # Each line's tail from start - 1, shifted to column 0 (padded past the end with the
+        # last sample: a guess and a step only look back, so padding changes nothing before).
+        width = n - int(start.min()) + 1
+        cols = (start - 1)[:, None] + np.arange(width)
+        valid = cols < n
+        tail_q = q[lines[:, None], np.minimum(cols, n - 1)]
+        tail_first = out[lines, start - 1]
+        tail_guess = _guess(mode, tail_q, tail_first)
+        tail_guess[:, 0] = tail_first
+        tail, bad = _step_from_guess(mode, tail_q, tail_guess)
+        bad &= valid
+        write = valid.copy()
+        write[:, 0] = False
+        out[np.broadcast_to(lines[:, None], cols.shape)[write], cols[write]] = tail[write]
+        again = bad.any(axis=1)
+        advance = np.argmax(bad, axis=1)  # >= 1 where again: a tail's first is right
+        start = np.where(again, start + advance, start)
+        # Disagreements close together: chain the next CHAIN_BLOCK samples one at a time.
+        block = again & (advance < CHAIN_BLOCK)
+        stop = np.minimum(start + CHAIN_BLOCK, n)
+        for step in range(CHAIN_BLOCK):
+            now = block & (start + step < stop)
+            if not now.any():
                 break
-            advance = int(np.argmax(bad[0]))
-            start += advance
-            if advance < CHAIN_BLOCK:
-                stop = min(start + CHAIN_BLOCK, n)
-                for i in range(start, stop):
-                    lout[i] = nearest_values(mode, lq[i : i + 1], lout[i - 1 : i])[0]
-                start = stop
+            rows, at = lines[now], (start + step)[now]
+            out[rows, at] = nearest_values(mode, q[rows, at], out[rows, at - 1])
+        start = np.where(block, stop, start)
+        keep = again & (start < n)
+        lines, start = lines[keep], start[keep]
     return out
 
 
@@ -196,7 +212,7 @@ def continuous_values(mode: str, q: np.ndarray, near: np.ndarray) -> np.ndarray:
     if mode == "QUATERNION":
         flip = np.einsum("bi,bi->b", q[:, 0], rq_to_quat(near)) < 0
         q = np.where(flip[:, None, None], -q, q)
-        return np.stack([align_quat_signs(line) for line in q]) if b else q
+        return align_quat_signs(q) if b else q
     chained = mode if mode in EULER_ORDERS or mode == "SWING_TWIST" else "RQ"
     start = near[:, [0, 2, 1]] if mode == "SWING_TWIST" else near
     v = _chain(chained, q, nearest_values(chained, q[:, 0], start))

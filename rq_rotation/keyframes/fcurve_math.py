@@ -141,6 +141,8 @@ def _correct_bezpart(
     len2 = np.abs(x4 - x3)
     long1 = len1 > span
     long2 = len2 > span
+    if not (long1.any() or long2.any()):  # (the usual case: nothing to shorten)
+        return x2, x3, y2, y3
     # The factors of handles that are not too long are discarded: a denormal length overflows.
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         fac1 = np.where(long1, span / len1, _f32(1.0)).astype(np.float32)
@@ -170,44 +172,64 @@ def _solve_bezier_parameter(
 
     ``findzero`` + ``solve_cubic``: float32 coefficients, a float64 solve (Cardano for one real
     root, the trigonometric form for three), the first root inside the range in Blender's
-    order, NaN when there is none.
+    order, NaN when there is none. Each row's case is computed on the rows that have it.
     """
     c0 = (x1 - t).astype(np.float64)
     c1 = (_f32(3.0) * (x2 - x1)).astype(np.float64)
     c2 = (_f32(3.0) * (x1 - _f32(2.0) * x2 + x3)).astype(np.float64)
     c3 = (x4 - x1 + _f32(3.0) * (x2 - x3)).astype(np.float64)
+    out = np.full(c0.shape, np.nan, dtype=np.float32)
+    cubic = c3 != 0.0
+    quadratic = ~cubic & (c2 != 0.0)
+    linear = ~cubic & ~quadratic
     with np.errstate(divide="ignore", invalid="ignore"):
-        # Cubic: the case of each row, each computed only if some row has it.
-        a = c2 / c3 / 3.0
-        b = c1 / c3
-        c = c0 / c3
-        p = b / 3.0 - a * a
-        q = (2.0 * a * a * a - a * b + c) / 2.0
-        d = q * q + p * p * p
-        sd = np.sqrt(np.maximum(d, 0.0))
-        phi = np.arccos(np.clip(-q / np.sqrt(-(p * p * p)), -1.0, 1.0))
-        st = np.sqrt(-p)
+        if cubic.any():
+            out[cubic] = _solve_cubic(c0[cubic], c1[cubic], c2[cubic], c3[cubic])
+        if quadratic.any():
+            q0, q1, q2 = c0[quadratic], c1[quadratic], c2[quadratic]
+            disc = q1 * q1 - 4.0 * q2 * q0
+            sdisc = np.sqrt(np.maximum(disc, 0.0))
+            out[quadratic] = np.where(
+                disc > 0.0,
+                _first_valid(((-q1 - sdisc) / (2.0 * q2), (-q1 + sdisc) / (2.0 * q2))),
+                np.where(disc == 0.0, _first_valid((-q1 / (2.0 * q2),)), np.nan),
+            )
+        if linear.any():
+            l0, l1 = c0[linear], c1[linear]
+            constant = np.where(l0 == 0, 0.0, np.nan)  # the degenerate constant
+            out[linear] = np.where(l1 != 0.0, _first_valid((-l0 / l1,)), constant)
+    return out
+
+
+def _solve_cubic(c0, c1, c2, c3):
+    """The first accepted root of ``c0 + c1 s + c2 s^2 + c3 s^3`` (c3 != 0), (m,) float32:
+    Cardano for one real root (d > 0), the double root (d == 0), else the trigonometric
+    form (three real roots), each on its rows."""
+    a = c2 / c3 / 3.0
+    b = c1 / c3
+    c = c0 / c3
+    p = b / 3.0 - a * a
+    q = (2.0 * a * a * a - a * b + c) / 2.0
+    d = q * q + p * p * p
+    out = np.empty(c0.shape, dtype=np.float32)
+    one = d > 0.0
+    double = d == 0.0
+    three = ~one & ~double
+    if one.any():
+        qo, ao, sd = q[one], a[one], np.sqrt(d[one])
+        out[one] = _first_valid((np.cbrt(-qo + sd) + np.cbrt(-qo - sd) - ao,))
+    if double.any():
+        double_t = np.cbrt(-q[double])
+        ad = a[double]
+        out[double] = _first_valid((2.0 * double_t - ad, -double_t - ad))
+    if three.any():
+        pt, qt, at = p[three], q[three], a[three]
+        phi = np.arccos(np.clip(-qt / np.sqrt(-(pt * pt * pt)), -1.0, 1.0))
+        st = np.sqrt(-pt)
         cp = np.cos(phi / 3.0)
         sq = np.sqrt(3.0 - 3.0 * cp * cp)
-        solved = _first_valid((2.0 * st * cp - a, -st * (cp + sq) - a, -st * (cp - sq) - a))
-        solved = np.where(d > 0.0, _first_valid((np.cbrt(-q + sd) + np.cbrt(-q - sd) - a,)), solved)
-        if (d == 0.0).any():
-            double_t = np.cbrt(-q)
-            solved = np.where(d == 0.0, _first_valid((2.0 * double_t - a, -double_t - a)), solved)
-        if (c3 != 0.0).all():
-            return solved
-        # Quadratic (c3 == 0).
-        disc = c1 * c1 - 4.0 * c2 * c0
-        sdisc = np.sqrt(np.maximum(disc, 0.0))
-        quad = np.where(
-            disc > 0.0,
-            _first_valid(((-c1 - sdisc) / (2.0 * c2), (-c1 + sdisc) / (2.0 * c2))),
-            np.where(disc == 0.0, _first_valid((-c1 / (2.0 * c2),)), np.nan),
-        )
-        # Linear (c3 == c2 == 0), and the degenerate constant.
-        constant = np.where(c0 == 0, 0.0, np.nan)
-        lin = np.where(c1 != 0.0, _first_valid((-c0 / c1,)), constant)
-    return np.where(c3 != 0.0, solved, np.where(c2 != 0.0, quad, lin)).astype(np.float32)
+        out[three] = _first_valid((2.0 * st * cp - at, -st * (cp + sq) - at, -st * (cp - sq) - at))
+    return out
 
 
 def _bezier_y(
@@ -269,7 +291,8 @@ def evaluate_segments(
         out[lin] = fac * y[lin, 3] + (_f32(1.0) - fac) * y[lin, 0]
     bez = todo & (ipo == BEZIER)
     if bez.any():
-        xb, yb = x[bez], y[bez]
+        every = bool(bez.all())  # (the usual case: no copies)
+        xb, yb = (x, y) if every else (x[bez], y[bez])
         x1, x2, x3, x4 = (xb[:, j] for j in range(4))
         y1, y2, y3, y4 = (yb[:, j] for j in range(4))
         flat = (
@@ -278,10 +301,13 @@ def evaluate_segments(
             & (np.abs(y3 - y4) < _F32_EPS)
         )
         x2, x3, y2, y3 = _correct_bezpart(x1, x2, x3, x4, y1, y2, y3, y4)
-        s = _solve_bezier_parameter(t[bez], x1, x2, x3, x4)[:, None]
+        s = _solve_bezier_parameter(t if every else t[bez], x1, x2, x3, x4)[:, None]
         value = _bezier_y(s, y1, y2, y3, y4)
         value = np.where(np.isnan(s), _f32(0.0), value)  # no root (degenerate handles): 0
-        out[bez] = np.where(flat, y1, value)
+        if every:
+            out = np.where(flat, y1, value)
+        else:
+            out[bez] = np.where(flat, y1, value)
     out = out.astype(np.float64)
     return out[:, 0] if single else out
 
@@ -356,6 +382,157 @@ def evaluate(keys: Keys, t: ArrayLike) -> np.ndarray:
             y = np.stack([co[lt, 1], co[lt, 1], co[rt, 1], co[rt, 1]], axis=1)
             bez = ipo == BEZIER
             if bez.any():  # only then are the handles read
+                x[bez, 1] = keys.handle_right[lt[bez], 0]
+                y[bez, 1] = keys.handle_right[lt[bez], 1]
+                x[bez, 2] = keys.handle_left[rt[bez], 0]
+                y[bez, 2] = keys.handle_left[rt[bez], 1]
+            val[todo] = evaluate_segments(ti[todo], x, y, ipo)
+        out[inside] = val
+    return out.astype(np.float64)
+
+
+@dataclass
+class KeyStack:
+    """The keys of many F-curves stacked end to end, for `evaluate_stacked`.
+
+    Attributes
+    ----------
+    curves : list of Keys
+        The stacked curves, each `Keys.supported`.
+    start : ndarray of int, shape (C + 1,)
+        Curve ``c``'s keys are rows ``start[c]`` to ``start[c + 1] - 1`` of `co`.
+    co : ndarray, shape (K, 2), float32
+        ``(frame, value)`` of every key.
+    interpolation : ndarray of int, shape (K,)
+    extrapolation : ndarray of int, shape (C,)
+    """
+
+    curves: list[Keys]
+    start: np.ndarray
+    co: np.ndarray
+    interpolation: np.ndarray
+    extrapolation: np.ndarray
+
+    @cached_property
+    def _handle_points(self) -> tuple[np.ndarray, np.ndarray]:
+        # Read (from Blender, for curves read lazily) only when a Bezier segment or end needs
+        # them: curves evaluated at their own keys never do.
+        return (
+            np.concatenate([k.handle_left for k in self.curves]).astype(np.float32),
+            np.concatenate([k.handle_right for k in self.curves]).astype(np.float32),
+        )
+
+    @property
+    def handle_left(self) -> np.ndarray:
+        """Left handle points of every key, shape (K, 2), float32."""
+        return self._handle_points[0]
+
+    @property
+    def handle_right(self) -> np.ndarray:
+        """Right handle points of every key, shape (K, 2), float32."""
+        return self._handle_points[1]
+
+
+def stack(curves: list[Keys]) -> KeyStack:
+    """Stack the keys of many curves (each `Keys.supported`; raise ``ValueError`` if not)."""
+    if not all(k.supported for k in curves):
+        raise ValueError("these keys need FCurve.evaluate (modifiers, easing or no keys)")
+    sizes = [len(k.co) for k in curves]
+    return KeyStack(
+        curves=curves,
+        start=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+        co=np.concatenate([k.co for k in curves]).astype(np.float32),
+        interpolation=np.concatenate([k.interpolation for k in curves]),
+        extrapolation=np.array([k.extrapolation for k in curves], dtype=np.int32),
+    )
+
+
+def _extrapolate_stacked(keys: KeyStack, curve, t, end, direction: int):
+    """`_extrapolate` of many curves at once: times ``t`` (m,) beyond key ``end`` (m,) (the
+    first key of ``curve`` with ``direction`` +1, its last with -1)."""
+    co = keys.co
+    x, y = co[end, 0], co[end, 1]
+    ipo = keys.interpolation[end]
+    single = keys.start[curve + 1] - keys.start[curve] == 1
+    neighbor = np.where(single, end, end + direction)
+    hold = (keys.extrapolation[curve] == EXTRAPOLATE_CONSTANT) | (ipo == CONSTANT)
+    out = y.copy()
+    line = ~hold & (ipo == LINEAR) & ~single & (co[neighbor, 0] != x)
+    if line.any():
+        nb = neighbor[line]
+        slope = (co[nb, 1] - y[line]) / (co[nb, 0] - x[line])
+        out[line] = y[line] - slope * (x[line] - t[line])
+    bezier = ~hold & (ipo != LINEAR)
+    if bezier.any():
+        handles = keys.handle_left if direction > 0 else keys.handle_right
+        handle = handles[end[bezier]]
+        xb, yb, tb = x[bezier], y[bezier], t[bezier]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slope = (yb - handle[:, 1]) / (xb - handle[:, 0])
+        out[bezier] = np.where(xb == handle[:, 0], yb, yb - slope * (xb - tb))
+    return out
+
+
+def _curve_time_order(curve: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """``(curve, t)`` pairs as uint64 in the same order (curve first, then the float32
+    frame): the curve in the high 32 bits, the frame's bits in the low ones, flipped so that
+    integer order is float order (-0.0 counts as 0.0, as in float comparison)."""
+    bits = (np.asarray(t, dtype=np.float32) + _f32(0.0)).view(np.uint32).astype(np.uint64)
+    negative = bits >= np.uint64(0x80000000)
+    ordered = np.where(negative, np.uint64(0xFFFFFFFF) - bits, bits + np.uint64(0x80000000))
+    return (np.asarray(curve).astype(np.uint64) << np.uint64(32)) | ordered
+
+
+def evaluate_stacked(keys: KeyStack, curve, t) -> np.ndarray:
+    """Evaluate many F-curves, each at its own times, as Blender does (`evaluate` of each, in
+    one pass: the same float32 arithmetic, so the same values).
+
+    Parameters
+    ----------
+    keys : KeyStack
+    curve : array_like of int, shape (m,)
+        Which stacked curve each time is on.
+    t : array_like, shape (m,)
+        Frames (rounded to float32 like ``FCurve.evaluate``'s argument).
+
+    Returns
+    -------
+    ndarray, shape (m,), float64
+    """
+    curve = np.asarray(curve, dtype=np.int64).reshape(-1)
+    t = np.asarray(t, dtype=np.float32).reshape(-1)
+    co = keys.co
+    xs = co[:, 0]
+    key_curve = np.repeat(np.arange(len(keys.start) - 1), np.diff(keys.start))
+    if np.array_equal(curve, key_curve) and np.array_equal(t, xs):
+        return co[:, 1].astype(np.float64)  # every curve at its own keys: their values
+    first = keys.start[curve]
+    last = keys.start[curve + 1] - 1
+    out = np.empty(t.shape, dtype=np.float32)
+    before = t <= xs[first]
+    after = (t >= xs[last]) & ~before
+    inside = ~(before | after)
+    if before.any():
+        out[before] = _extrapolate_stacked(keys, curve[before], t[before], first[before], 1)
+    if after.any():
+        out[after] = _extrapolate_stacked(keys, curve[after], t[after], last[after], -1)
+    if inside.any():
+        ci, ti = curve[inside], t[inside]
+        # The first key of its curve at or after each time (searchsorted, side="left", in
+        # every curve at once): (curve, frame) as one ordered integer, the keys' sorted.
+        right = np.searchsorted(_curve_time_order(key_curve, xs), _curve_time_order(ci, ti))
+        left = right - 1
+        exact_right = np.abs(xs[right] - ti) <= EXACT_THRESHOLD
+        exact_left = np.abs(xs[left] - ti) <= EXACT_THRESHOLD
+        todo = ~(exact_left | exact_right)
+        val = np.where(exact_right, co[right, 1], co[left, 1])
+        if todo.any():
+            lt, rt = left[todo], right[todo]
+            ipo = keys.interpolation[lt]
+            x = np.stack([xs[lt], xs[lt], xs[rt], xs[rt]], axis=1)
+            y = np.stack([co[lt, 1], co[lt, 1], co[rt, 1], co[rt, 1]], axis=1)
+            bez = ipo == BEZIER
+            if bez.any():
                 x[bez, 1] = keys.handle_right[lt[bez], 0]
                 y[bez, 1] = keys.handle_right[lt[bez], 1]
                 x[bez, 2] = keys.handle_left[rt[bez], 0]

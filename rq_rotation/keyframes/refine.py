@@ -11,7 +11,7 @@ every frame needs no refinement.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import numpy as np
 
@@ -61,44 +61,14 @@ def _extra_samples(mode: str, grid: np.ndarray, values: np.ndarray, q: np.ndarra
     return extra
 
 
-def dense_enough(
-    modes: Sequence[str],
-    grids: Sequence[np.ndarray],
-    values: Sequence[np.ndarray],
-    quats: Sequence[np.ndarray],
-) -> np.ndarray:
-    """Which lines (grid (n,), values (n, k), rotations (n, 4), each in its source mode) need
-    no refinement (`refine_grid` would keep their grid), shape (lines,) bool: one
-    `_extra_samples` call per mode on the lines stacked (the gaps from one line to the next
-    are not counted)."""
-    dense = np.ones(len(modes), dtype=bool)
-    for mode in set(modes):
-        index = [i for i, m in enumerate(modes) if m == mode]
-        extra = _extra_samples(
-            mode,
-            np.concatenate([grids[i] for i in index]),
-            np.concatenate([values[i] for i in index]),
-            np.concatenate([quats[i] for i in index]),
-        )
-        stops = np.cumsum([len(grids[i]) for i in index])
-        # Gaps before each sample that need samples; a line's own gaps end before its last.
-        needy = np.cumsum(np.concatenate([[0], extra > 0]))
-        starts = np.concatenate([[0], stops[:-1]])
-        dense[index] = needy[stops - 1] == needy[starts]
-    return dense
-
-
 def refine_grid(
     mode: str,
     times: np.ndarray,
     evaluate: Callable[[np.ndarray], np.ndarray],
     at_times: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """A time grid through ``times`` dense enough for the continuity chain.
-
-    A single pass when the source's own steps between ``times`` are already under `MAX_STEP`
-    (a source keyed on every frame); otherwise samples are added between times until they
-    are.
+    """A time grid through ``times`` dense enough for the continuity chain (`refine_grids`
+    of one line).
 
     Parameters
     ----------
@@ -120,26 +90,74 @@ def refine_grid(
         The source rotations on the grid.
     """
     grid = np.asarray(times, dtype=np.float64)
-    on_times = np.ones(len(grid), dtype=bool)
     if at_times is None:
         values = evaluate(grid)
         q = values_to_quat(mode, values)
     else:
         values, q = at_times
+    _, grid, on_times, values, q = refine_grids(
+        mode, np.zeros(len(grid), dtype=np.int64), grid, values, q, lambda _, t: evaluate(t)
+    )
+    return grid, on_times, values, q
+
+
+def refine_grids(
+    mode: str,
+    line: np.ndarray,
+    times: np.ndarray,
+    values: np.ndarray,
+    q: np.ndarray,
+    evaluate: Callable[[np.ndarray, np.ndarray], np.ndarray],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Time grids through the times of many lines (sources in one mode), each dense enough
+    for the continuity chain, refined together: one evaluation per pass for all lines.
+
+    A single pass when every source's own steps between its times are already under
+    `MAX_STEP` (a source keyed on every frame); otherwise samples are added between times
+    until they are (each line as if alone: gaps from one line to the next are not counted).
+
+    Parameters
+    ----------
+    mode : str
+        The sources' mode; ``evaluate(line, t)`` gives the channel values of each line at its
+        time, (m,), (m,) -> (m, k).
+    line : ndarray of int, shape (n,)
+        Which line each time is on, non-decreasing.
+    times : ndarray, shape (n,)
+        The times that must be on the grids, increasing within each line.
+    values, q : ndarray, shapes (n, k) and (n, 4)
+        The sources' channel values and rotations at ``times``.
+
+    Returns
+    -------
+    line, grid : ndarray, shape (N,)
+        The grid points of every line, in line order, increasing within each line.
+    on_times : ndarray of bool, shape (N,)
+        Which grid points are ``times``.
+    values, q : ndarray, shapes (N, k) and (N, 4)
+        The sources' channel values and rotations on the grids.
+    """
+    line = np.asarray(line, dtype=np.int64)
+    grid = np.asarray(times, dtype=np.float64)
+    on_times = np.ones(len(grid), dtype=bool)
     for _ in range(MAX_REFINE_PASSES):
         if len(grid) < 2:
             break
         count = np.clip(_extra_samples(mode, grid, values, q), 0, 64)
+        count[line[1:] != line[:-1]] = 0
         if not count.any():
             break
         # Gap i gets count[i] evenly spaced samples; only they are evaluated.
         gap = np.repeat(np.arange(len(count)), count)
         rank = np.arange(1, len(gap) + 1) - np.repeat(np.cumsum(count) - count, count)
         new = grid[gap] + (grid[gap + 1] - grid[gap]) * rank / (count[gap] + 1)
-        new_values = evaluate(new)
-        order = np.argsort(np.concatenate([grid, new]), kind="stable")
+        new_line = line[gap]
+        new_values = evaluate(new_line, new)
+        all_lines = np.concatenate([line, new_line])
+        order = np.lexsort((np.concatenate([grid, new]), all_lines))
+        line = all_lines[order]
         grid = np.concatenate([grid, new])[order]
         on_times = np.concatenate([on_times, np.zeros(len(new), dtype=bool)])[order]
         values = np.concatenate([values, new_values])[order]
         q = np.concatenate([q, values_to_quat(mode, new_values)])[order]
-    return grid, on_times, values, q
+    return line, grid, on_times, values, q

@@ -150,3 +150,21 @@ def import_mocap() -> bpy.types.Object:
 
 def mocap_available() -> bool:
     return pathlib.Path(MOCAP).is_file()
+
+
+def spinning_keys(frames: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Production-like keys of one bone (issue 12): key times (n,) from 1 to ``frames``,
+    25 to 50 frames apart, and RQ vectors (n, 3) of a spin whose angle grows by 1 to 3
+    radians per key (past the 2*pi shells) about an axis that turns from key to key."""
+    steps = rng.integers(25, 51, size=frames // 25 + 2)
+    times = np.concatenate([[1], 1 + np.cumsum(steps)])
+    times = np.unique(np.minimum(times, frames)).astype(np.float64)
+    axis = rng.normal(size=3)
+    vectors = []
+    angle = rng.uniform(0.0, 1.0)
+    for _ in times:
+        axis = axis / np.linalg.norm(axis) + rng.normal(0.0, 0.35, 3)
+        axis /= np.linalg.norm(axis)
+        vectors.append(angle * axis)
+        angle += rng.uniform(1.0, 3.0)
+    return times, np.array(vectors)

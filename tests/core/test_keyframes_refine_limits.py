@@ -143,33 +143,6 @@ def test_a_spin_of_720_degrees_between_two_keys_keeps_both_revolutions(
     assert np.abs(unrefined[-1] - expected_end).max() > 1.0
 
 
-def test_dense_enough_agrees_with_refine_grid_keeping_the_grid(rng):
-    lines = []
-    for number in range(12):
-        mode = list(modes.MODES)[number % len(modes.MODES)]
-        times = np.arange(0.0, 30.0) + 100.0 * number
-        # Slow sources keyed on every frame (dense), one with a fast gap, and fast ones.
-        keys = _random_keys(mode, rng, 2) * (1.0 if number % 3 == 2 else 0.05)
-        values = _linear_source(times[[0, -1]], keys)(times)
-        if number % 3 == 1:
-            values[17] += 2.0
-        lines.append((mode, times, values, modes.values_to_quat(mode, values)))
-    lines.insert(5, ("RQ", np.array([999.0]), np.full((1, 3), 9.0), rq.rq_to_quat([[9.0] * 3])))
-    # Consecutive lines start far from where the previous ends: those gaps do not count.
-    dense = refine.dense_enough(
-        [m for m, *_ in lines],
-        [t for _, t, *_ in lines],
-        [v for *_, v, _ in lines],
-        [q for *_, q in lines],
-    )
-    kept = []
-    for mode, times, values, q in lines:
-        grid = refine.refine_grid(mode, times, _linear_source(times, values), (values, q))[0]
-        kept.append(len(grid) == len(times))
-    assert dense.tolist() == kept
-    assert any(kept) and not all(kept)
-
-
 def _inside(p, a, b):
     """``p`` in the filled ellipse with semi-axes a, b >= 0 (a segment or a point where one or
     both are zero)."""

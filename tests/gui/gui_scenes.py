@@ -127,6 +127,15 @@ def build_chain() -> dict[str, Any]:
     obj = _armature("Chain", [row[:4] for row in CHAIN])
     for mode in ("RQ", "SWING_TWIST"):
         set_mode(obj, [row[0] for row in CHAIN if row[4] == mode], mode)
+    pose_chain(obj)
+    select(obj, ["UpperArm"], active="UpperArm")
+    frame_view(Vector((0.0, 0.0, 1.7)), 5.5)
+    return {"bones": [pb.name for pb in obj.pose.bones]}
+
+
+def pose_chain(obj: bpy.types.Object) -> None:
+    """The Chain's pose and limits as `build_chain` makes them (tests that need them exactly
+    call this: earlier tests may have changed them)."""
     bones = obj.pose.bones
     bones["Spine"]["rq_vector"] = [0.35, 0.2, 0.6]
     bones["UpperArm"]["rq_swing_limit"] = [math.radians(40), math.radians(70)]
@@ -138,9 +147,6 @@ def build_chain() -> dict[str, Any]:
     bones["Forearm"]["rq_swing"] = [math.radians(75), 0.0]
     bones["Forearm"]["rq_twist"] = math.radians(-20)
     obj.update_tag()
-    select(obj, ["UpperArm"], active="UpperArm")
-    frame_view(Vector((0.0, 0.0, 1.7)), 5.5)
-    return {"bones": [pb.name for pb in bones]}
 
 
 def build_crowd(count: int = 50) -> None:

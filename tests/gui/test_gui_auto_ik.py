@@ -45,12 +45,14 @@ SET_VALUES = (
 
 @pytest.fixture
 def auto_ik(gui):
-    """The Chain in Pose mode with Auto IK on, the Forearm selected and active; afterwards
-    its values, Auto IK and auto-keying as before, its keys removed."""
+    """The Chain in Pose mode, posed and limited as `gui_scenes.build_chain` makes it (earlier
+    tests change it), with Auto IK on, the Forearm selected and active; afterwards its
+    values, Auto IK and auto-keying as before, its keys removed."""
     gui.run(
         "from mathutils import Vector\n"
         "if 'Chain' not in bpy.data.objects:\n"
         "    gui_scenes.build_chain()\n"
+        "gui_scenes.pose_chain(bpy.data.objects['Chain'])\n"
         "gui_scenes.activate('Chain')\n"
         "gui_scenes.frame_view(Vector((0.0, 0.0, 1.7)), 5.5)\n"
         "obj = bpy.data.objects['Chain']\nobj.pose.use_auto_ik = True\n"

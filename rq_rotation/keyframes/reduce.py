@@ -1,0 +1,134 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Key reduction within a tolerance: which sampled frames to keep as keys.
+
+The SAMPLED conversion (``rq_blender.conversion``) writes a track's keys, lets Blender compute
+their handles, measures the rotation error at every sampled frame and keeps one more key in
+every gap that exceeds the tolerance, until none does. `add_worst_frames` is one such step
+for any number of tracks at once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .fcurve_math import evaluate_segments
+
+
+def add_worst_frames(
+    kept: np.ndarray, error: np.ndarray, tolerance: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Keep, in every gap between kept frames with an error above ``tolerance``, the frame
+    with the largest error (the first of equal ones).
+
+    Parameters
+    ----------
+    kept : ndarray of bool, shape (n,)
+        The kept frames of one or more tracks laid end to end; each track's first frame must
+        be kept (so gaps never span two tracks).
+    error : ndarray, shape (n,)
+        The rotation error (radians) at each frame with the current keys.
+    tolerance : float
+
+    Returns
+    -------
+    kept : ndarray of bool, shape (n,)
+        The new kept frames (a copy).
+    over : ndarray of bool, shape (n,)
+        The frames that were over the tolerance and not kept (where frames were added).
+    """
+    kept = np.array(kept, dtype=bool)
+    error = np.asarray(error)
+    over = (error > tolerance) & ~kept
+    if not over.any():
+        return kept, over
+    # The frames over the tolerance, in order, fall in runs of one gap each (no sort).
+    index = np.flatnonzero(over)
+    gap = np.cumsum(kept)[index]
+    starts = np.flatnonzero(np.concatenate([[True], gap[1:] != gap[:-1]]))
+    worst = np.maximum.reduceat(error[index], starts)
+    is_worst = error[index] == np.repeat(worst, np.diff(np.append(starts, len(index))))
+    candidates = np.flatnonzero(is_worst)
+    first = np.concatenate([[True], gap[candidates][1:] != gap[candidates][:-1]])
+    kept[index[candidates[first]]] = True
+    return kept, over
+
+
+def changed_segments(kept: np.ndarray, points: np.ndarray, previous: np.ndarray) -> np.ndarray:
+    """Which frames between keys lie on a segment whose Bezier points changed since the
+    previous keys (their values must be evaluated again; the others are as they were).
+
+    Parameters
+    ----------
+    kept : ndarray of bool, shape (n,)
+        The keyed frames of tracks laid end to end (each track's first and last keyed).
+    points, previous : ndarray, shape (n, 6, c)
+        At each keyed frame, its key's ``(frame, value)``, left and right handle points of
+        its c curves, now and before; NaN at frames that were not keyed (so a new key always
+        counts as changed).
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+        False at keyed frames.
+    """
+    kept = np.asarray(kept, dtype=bool)
+    same = (points[kept] == previous[kept]).all(axis=(1, 2))
+    out = np.zeros(len(kept), dtype=bool)
+    between = ~kept
+    left = (np.cumsum(kept) - 1)[between]
+    out[between] = ~same[left] | ~same[left + 1]
+    return out
+
+
+def evaluate_between_keys(
+    t: np.ndarray,
+    kept: np.ndarray,
+    keys: np.ndarray,
+    handle_left: np.ndarray,
+    handle_right: np.ndarray,
+    frames: np.ndarray,
+) -> np.ndarray:
+    """Blender's values at some frames between the keys of tracks keyed at some of their
+    frames.
+
+    Each track is c curves keyed at the same frames (a rotation's channels), Bezier keys
+    whose handles Blender computed. A frame between two keyed frames is on their segment
+    (`fcurve_math.evaluate_segments`: the same float32 arithmetic as ``FCurve.evaluate``),
+    with one cubic solve for the c curves when their handle frames agree, as they do for
+    keys written together.
+
+    Parameters
+    ----------
+    t : ndarray, shape (n,)
+        The frames of one or more tracks laid end to end.
+    kept : ndarray of bool, shape (n,)
+        The keyed frames; each track's first and last frame must be keyed.
+    keys : ndarray, shape (K, 2, c)
+        ``(frame, value)`` of each key of each curve, K = ``kept.sum()``, in frame order.
+    handle_left, handle_right : ndarray, shape (K, 2, c)
+        The keys' handle points.
+    frames : ndarray of bool, shape (n,)
+        The frames to evaluate, none of them keyed.
+
+    Returns
+    -------
+    ndarray, shape (frames.sum(), c), float64
+    """
+    kept = np.asarray(kept, dtype=bool)
+    width = keys.shape[2]
+    left = (np.cumsum(kept) - 1)[frames]
+    right = left + 1
+    # Each segment's points: the left key, its right handle, the right key's left handle,
+    # the right key; frames (K, c) and values (K, c) of each.
+    frames_of = (keys[:, 0], handle_right[:, 0], handle_left[:, 0], keys[:, 0])
+    values_of = (keys[:, 1], handle_right[:, 1], handle_left[:, 1], keys[:, 1])
+    ends = (left, left, right, right)
+    y = np.stack([v[e] for v, e in zip(values_of, ends, strict=True)], axis=1)  # (m, 4, c)
+    if all((f == f[:, :1]).all() for f in frames_of[:3]):  # one set of frames for all c
+        x = np.stack([f[e, 0] for f, e in zip(frames_of, ends, strict=True)], axis=1)
+        return evaluate_segments(t[frames], x, y)
+    out = np.empty((len(left), width), dtype=np.float64)
+    for j in range(width):
+        x = np.stack([f[e, j] for f, e in zip(frames_of, ends, strict=True)], axis=1)
+        out[:, j] = evaluate_segments(t[frames], x, y[:, :, j])
+    return out

@@ -1,0 +1,202 @@
+"""The batched passes of ``rq_rotation.keyframes`` (issue 12) give exactly what their
+one-curve, one-line counterparts give: stacked F-curve evaluation, refining many grids at
+once, the SAMPLED reduction's steps."""
+
+import numpy as np
+import pytest
+
+from rq_rotation.keyframes import fcurve_math
+from rq_rotation.keyframes.fcurve_math import BEZIER, CONSTANT, LINEAR, Keys
+from rq_rotation.keyframes.reduce import (
+    add_worst_frames,
+    changed_segments,
+    evaluate_between_keys,
+)
+from rq_rotation.keyframes.refine import refine_grid, refine_grids
+from rq_rotation.modes import values_to_quat
+
+
+def _random_keys(rng, n, interpolations=(BEZIER,), extrapolation=fcurve_math.EXTRAPOLATE_CONSTANT):
+    """Keys with sorted (sub)frames and handles about a third of the way to the neighbours
+    (some long enough to be shortened), float32 like Blender's."""
+    times = np.cumsum(rng.uniform(0.5, 12.0, n)) + rng.uniform(-5.0, 5.0)
+    values = rng.normal(0.0, 3.0, n)
+    gaps = np.diff(times, prepend=times[0] - 5.0, append=times[-1] + 5.0)
+    reach = rng.uniform(0.2, 1.3, (n, 2))
+    left = np.stack([times - reach[:, 0] * gaps[:-1], values + rng.normal(0, 1, n)], axis=1)
+    right = np.stack([times + reach[:, 1] * gaps[1:], values + rng.normal(0, 1, n)], axis=1)
+    f32 = lambda a: a.astype(np.float32).astype(np.float64)  # noqa: E731
+    return Keys(
+        co=f32(np.stack([times, values], axis=1)),
+        interpolation=rng.choice(np.array(interpolations, dtype=np.int32), n),
+        handles=(f32(left), f32(right)),
+        extrapolation=extrapolation,
+    )
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_stacked_evaluation_is_each_curves_evaluation(seed):
+    rng = np.random.default_rng(seed)
+    curves = [
+        _random_keys(
+            rng,
+            int(rng.integers(1, 12)),
+            (BEZIER, LINEAR, CONSTANT) if i % 2 else (BEZIER,),
+            i % 3 == 0,
+        )
+        for i in range(25)
+    ]
+    stack = fcurve_math.stack(curves)
+    queries = []
+    for index, keys in enumerate(curves):
+        low, high = keys.times[0] - 4.0, keys.times[-1] + 4.0
+        t = np.concatenate([rng.uniform(low, high, 40), keys.times, keys.times + 5e-5])
+        queries.append((np.full(len(t), index), rng.permutation(t)))
+    curve = np.concatenate([c for c, _ in queries])
+    t = np.concatenate([t for _, t in queries])
+    got = fcurve_math.evaluate_stacked(stack, curve, t)
+    want = np.concatenate([fcurve_math.evaluate(curves[c[0]], t) for c, t in queries])
+    np.testing.assert_array_equal(got, want)
+
+
+def test_stacked_evaluation_at_the_keys_gives_their_values():
+    rng = np.random.default_rng(7)
+    curves = [_random_keys(rng, 6) for _ in range(3)]
+    stack = fcurve_math.stack(curves)
+    curve = np.repeat(np.arange(3), 6)
+    t = np.concatenate([k.times for k in curves])
+    got = fcurve_math.evaluate_stacked(stack, curve, t)
+    np.testing.assert_array_equal(got, np.concatenate([k.values for k in curves]))
+
+
+def test_stack_refuses_what_only_blender_evaluates():
+    keys = Keys(np.array([[1.0, 0.0]]), np.array([5]), (np.zeros((1, 2)),) * 2)
+    with pytest.raises(ValueError, match=r"FCurve\.evaluate"):
+        fcurve_math.stack([keys])
+
+
+def test_refining_many_lines_is_refining_each():
+    rng = np.random.default_rng(3)
+    lines = []
+    for _ in range(6):
+        times = np.cumsum(rng.integers(3, 30, 8)).astype(np.float64)
+        slopes = rng.normal(0.0, 0.8, 3)
+        lines.append((times, slopes))
+
+    def values_at(i, t):
+        _, slopes = lines[i]
+        return np.sin(np.asarray(t)[:, None] * slopes * 0.3) * 9.0 + slopes
+
+    line = np.concatenate([np.full(len(times), i) for i, (times, _) in enumerate(lines)])
+    times = np.concatenate([times for times, _ in lines])
+    values = np.concatenate([values_at(i, t) for i, (t, _) in enumerate(lines)])
+
+    def evaluate(which, t):
+        out = np.empty((len(t), 3))
+        for i in np.unique(which):
+            out[which == i] = values_at(i, t[which == i])
+        return out
+
+    got = refine_grids("RQ", line, times, values, values_to_quat("RQ", values), evaluate)
+    for i, (t, _) in enumerate(lines):
+        mine = got[0] == i
+        want = refine_grid("RQ", t, lambda s, i=i: values_at(i, s))
+        assert mine.sum() > len(t)  # the spins needed samples between the times
+        for part, expected in zip(got[1:], want, strict=True):
+            np.testing.assert_array_equal(part[mine], expected)
+
+
+def test_add_worst_frames_keeps_the_worst_of_each_gap_over_the_tolerance():
+    # Two tracks end to end: frames 0-5 and 6-9, ends kept.
+    kept = np.array([1, 0, 0, 0, 0, 1, 1, 0, 0, 1], dtype=bool)
+    error = np.array([0, 0.5, 2.0, 2.0, 0.1, 0, 0, 0.2, 0.3, 0])
+    new, over = add_worst_frames(kept, error, 0.4)
+    np.testing.assert_array_equal(np.flatnonzero(new), [0, 2, 5, 6, 9])  # first of equals
+    np.testing.assert_array_equal(np.flatnonzero(over), [1, 2, 3])
+    same, none = add_worst_frames(new, np.zeros(10), 0.4)
+    np.testing.assert_array_equal(same, new)
+    assert not none.any()
+
+
+def test_changed_segments_marks_frames_next_to_changed_or_new_keys():
+    kept = np.array([1, 0, 1, 0, 0, 1], dtype=bool)
+    points = np.full((6, 6, 1), np.nan, dtype=np.float32)
+    points[kept] = 1.0
+    previous = points.copy()
+    assert not changed_segments(kept, points, previous).any()
+    points[2, 3] = 2.0  # a handle of the middle key moved: both of its segments
+    np.testing.assert_array_equal(changed_segments(kept, points, previous), [0, 1, 0, 1, 1, 0])
+    previous[5] = np.nan  # the last key is new: its segment
+    points[2, 3] = 1.0
+    np.testing.assert_array_equal(changed_segments(kept, points, previous), [0, 0, 0, 1, 1, 0])
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_evaluation_between_keys_is_blenders_evaluation(shared):
+    rng = np.random.default_rng(11)
+    t = np.arange(1.0, 41.0)
+    kept = np.zeros(40, dtype=bool)
+    kept[[0, 7, 8, 20, 39]] = True
+    curves = []
+    for _ in range(3):
+        keys = _random_keys(rng, 5)
+        times = t[kept]
+        handle_shift = 0.0 if shared else rng.uniform(-0.2, 0.2)
+        left, right = keys.handle_left.copy(), keys.handle_right.copy()
+        gap = np.diff(times, prepend=times[0] - 3.0, append=times[-1] + 3.0)
+        left[:, 0] = times - gap[:-1] / 3.0 + handle_shift
+        right[:, 0] = times + gap[1:] / 3.0 + handle_shift
+        co = np.stack([times, keys.values], axis=1)
+        f32 = lambda a: a.astype(np.float32).astype(np.float64)  # noqa: E731
+        curves.append(Keys(f32(co), keys.interpolation, (f32(left), f32(right))))
+    keys = np.stack([k.co for k in curves], axis=2).astype(np.float32)
+    left = np.stack([k.handle_left for k in curves], axis=2).astype(np.float32)
+    right = np.stack([k.handle_right for k in curves], axis=2).astype(np.float32)
+    frames = ~kept
+    got = evaluate_between_keys(t, kept, keys, left, right, frames)
+    want = np.stack([fcurve_math.evaluate(k, t[frames]) for k in curves], axis=1)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("mode", ["RQ", "SWING_TWIST", "XYZ", "ZXY"])
+def test_continuity_chain_of_many_lines_is_the_sequential_chain(mode):
+    from rq_rotation import rq_to_quat
+    from rq_rotation.keyframes import continuity
+    from rq_rotation.modes import nearest_values
+
+    rng = np.random.default_rng(2)
+    lines, samples = 40, 80
+    t = np.linspace(0.0, 1.0, samples)
+    # Spins with axes that swing fast: the vectorized guess is wrong on some lines.
+    angle = rng.uniform(5.0, 40.0, lines)[:, None] * t
+    axis = (
+        rng.normal(size=(lines, 1, 3))
+        + rng.normal(size=(lines, 1, 3)) * np.sin(t * rng.uniform(5.0, 60.0, (lines, 1)))[..., None]
+    )
+    axis /= np.linalg.norm(axis, axis=-1, keepdims=True)
+    q = rq_to_quat((axis * angle[..., None]).reshape(-1, 3)).reshape(lines, samples, 4)
+    first = nearest_values(mode, q[:, 0], np.zeros((lines, 3)))
+    guess = continuity._guess(mode, q, first)
+    guess[:, 0] = first
+    _, wrong = continuity._step_from_guess(mode, q, guess)
+    assert wrong.any(axis=1).sum() > 1  # several lines need the fix-ups, together
+    got = continuity._chain(mode, q, first)
+    want = np.empty_like(got)
+    want[:, 0] = first
+    for i in range(1, samples):
+        want[:, i] = nearest_values(mode, q[:, i], want[:, i - 1])
+    np.testing.assert_allclose(got, want, rtol=0.0, atol=10 * continuity.CHAIN_ATOL)
+
+
+def test_quaternion_signs_aligned_along_many_lines_at_once():
+    from rq_rotation import align_quat_signs
+
+    rng = np.random.default_rng(9)
+    q = rng.normal(size=(5, 30, 4))
+    q /= np.linalg.norm(q, axis=-1, keepdims=True)
+    got = align_quat_signs(q)
+    for line, want in zip(q, got, strict=True):
+        np.testing.assert_array_equal(align_quat_signs(line), want)
+    assert (np.einsum("bni,bni->bn", got[:, 1:], got[:, :-1]) >= 0).all()
+    with pytest.raises(ValueError, match="N, 4"):
+        align_quat_signs(q[0, 0])
