@@ -3,22 +3,23 @@
 
 `plot_lines` is pure numpy: axes with tick labels, a legend, and each series in its own
 `STYLES` entry (colour, width, dash). The series are drawn widest first, so a curve lying on
-another one shows as a thinner (or dashed) line inside it and both stay visible. Text uses the
-bitmap font of `glyphs`. Pixels are RGBA in sRGB (the image is a byte image), rows bottom to
-top as Blender stores them; `store` writes them into ``bpy.data.images``, packed and with a
+another one shows as a thinner (or dashed) line inside it and both stay visible. Text uses
+the bitmap font of ``glyphs.json`` (`font`). Pixels are RGBA in sRGB (the image is a byte
+image), rows bottom to top as Blender stores them; `store` writes them into ``bpy.data.images``, packed and with a
 fake user so the plot is saved with the file and saving asks nothing about it.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import pathlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 
 import bpy
 import numpy as np
-
-from . import glyphs
 
 BACKGROUND = (0.11, 0.11, 0.11, 1.0)
 GRID = (0.22, 0.22, 0.22, 1.0)
@@ -48,9 +49,32 @@ STYLES = (
 )
 
 
+@dataclass(frozen=True)
+class Font:
+    """The bitmap font (``glyphs.json``, written by ``tools/make_glyphs.py``): ``glyphs[char]
+    = (advance, rows)``, ``rows`` ``height * advance`` hex digits of 4-bit coverage (0 ..
+    15), row-major from the top; the baseline is ``ascent`` rows down."""
+
+    height: int
+    ascent: int
+    glyphs: dict[str, tuple[int, str]]
+
+    def glyph(self, char: str) -> tuple[int, str]:
+        """``(advance, rows)`` of ``char``; unknown characters as '?'."""
+        return self.glyphs.get(char, self.glyphs["?"])
+
+
+@cache
+def font() -> Font:
+    """The font, read once from ``glyphs.json`` next to this module."""
+    data = json.loads(pathlib.Path(__file__).with_name("glyphs.json").read_text("utf-8"))
+    glyphs = {char: (int(advance), rows) for char, (advance, rows) in data["glyphs"].items()}
+    return Font(int(data["height"]), int(data["ascent"]), glyphs)
+
+
 def text_width(text: str) -> int:
-    """Width in pixels of ``text`` in the `glyphs` font (unknown characters as '?')."""
-    return sum(glyphs.GLYPHS.get(c, glyphs.GLYPHS["?"])[0] for c in text)
+    """Width in pixels of ``text`` in the `font` (unknown characters as '?')."""
+    return sum(font().glyph(c)[0] for c in text)
 
 
 def draw_text(
@@ -61,15 +85,15 @@ def draw_text(
     height, width = canvas.shape[:2]
     rgb = np.asarray(color[:3], dtype=np.float32)
     for char in text:
-        advance, rows = glyphs.GLYPHS.get(char, glyphs.GLYPHS["?"])
+        advance, rows = font().glyph(char)
         alpha = (
             np.frombuffer(bytes.fromhex("".join("0" + d for d in rows)), dtype=np.uint8)
-            .reshape(glyphs.HEIGHT, advance)
+            .reshape(font().height, advance)
             .astype(np.float32)
             / 15.0
         )
         y0, x0 = max(top, 0), max(x, 0)
-        y1, x1 = min(top + glyphs.HEIGHT, height), min(x + advance, width)
+        y1, x1 = min(top + font().height, height), min(x + advance, width)
         if y1 > y0 and x1 > x0:
             a = alpha[y0 - top : y1 - top, x0 - x : x1 - x, None]
             block = canvas[y0:y1, x0:x1, :3]
@@ -137,7 +161,7 @@ def plot_lines(
         sRGB RGBA; row 0 is the bottom. The y axis spans 0 .. a round value at or above the
         largest value; the x axis spans t[0] .. t[-1].
     """
-    line = glyphs.HEIGHT
+    line = font().height
     canvas = np.empty((height, width, 4), dtype=np.float32)
     canvas[:] = BACKGROUND
     values = [np.nan_to_num(np.asarray(v, dtype=np.float64)) for v in series.values()]

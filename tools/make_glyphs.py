@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Write ``rq_blender/glyphs.py``: the bitmap font the comparison image draws its text with
+"""Write ``rq_blender/glyphs.json``: the bitmap font the comparison image draws its text with
 (Blender ships no matplotlib, and ``blf`` cannot draw into an image the add-on can read).
 
 Renders printable ASCII and the degree sign with DejaVu Sans (the font matplotlib ships;
@@ -9,8 +9,8 @@ Run with the dev environment: ``.venvs/dev/bin/python tools/make_glyphs.py``.
 
 from __future__ import annotations
 
+import json
 import pathlib
-import textwrap
 
 import matplotlib
 import numpy as np
@@ -18,7 +18,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 SIZE = 13
 CHARS = "".join(chr(c) for c in range(32, 127)) + "°"
-OUT = pathlib.Path(__file__).resolve().parents[1] / "rq_blender" / "glyphs.py"
+OUT = pathlib.Path(__file__).resolve().parents[1] / "rq_blender" / "glyphs.json"
 
 
 def main() -> None:
@@ -34,24 +34,13 @@ def main() -> None:
         coverage = np.asarray(canvas)[:, :advance]
         levels = np.round(coverage / 255.0 * 15.0).astype(int)
         entries.append((char, advance, "".join(f"{v:x}" for v in levels.ravel())))
-    lines = [
-        "# SPDX-License-Identifier: GPL-3.0-or-later",
-        '"""The bitmap font of `comparison_image`, written by ``tools/make_glyphs.py``.',
-        "",
-        f"DejaVu Sans at {SIZE} px (Bitstream Vera licence). ``GLYPHS[char] = (advance, rows)``:",
-        "``rows`` holds ``HEIGHT * advance`` hex digits, 4-bit coverage (0 .. 15), row-major from",
-        'the top; the baseline is ``ASCENT`` rows down."""',
-        "",
-        f"HEIGHT = {height}",
-        f"ASCENT = {ascent}",
-        "GLYPHS = {",
-    ]
-    for char, advance, data in entries:
-        chunks = textwrap.wrap(data, 80) or [""]
-        body = "\n".join(f'        "{chunk}"' for chunk in chunks)
-        lines.append(f"    {char!r}: ({advance}, (\n{body}\n    )),")
-    lines.append("}")
-    OUT.write_text("\n".join(lines) + "\n")
+    data = {
+        "font": f"DejaVu Sans, {SIZE} px (Bitstream Vera licence); written by tools/make_glyphs.py",
+        "height": height,
+        "ascent": ascent,
+        "glyphs": {char: [advance, rows] for char, advance, rows in entries},
+    }
+    OUT.write_text(json.dumps(data, ensure_ascii=False, indent=0) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
