@@ -5,8 +5,9 @@
 `STYLES` entry (colour, width, dash). The series are drawn widest first, so a curve lying on
 another one shows as a thinner (or dashed) line inside it and both stay visible. Text uses
 the bitmap font of ``glyphs.json`` (`font`). Pixels are RGBA in sRGB (the image is a byte
-image), rows bottom to top as Blender stores them; `store` writes them into ``bpy.data.images``, packed and with a
-fake user so the plot is saved with the file and saving asks nothing about it.
+image), rows bottom to top as Blender stores them; `store` writes them into
+``bpy.data.images``, packed and with a fake user so the plot is saved with the file and
+saving asks nothing about it.
 """
 
 from __future__ import annotations
