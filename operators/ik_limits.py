@@ -14,6 +14,7 @@ import bpy
 
 from ..rq_blender import bone_modes, native_ik, parameter_curves, reports, transaction
 from ..rq_blender.registration import register_classes_factory
+from ..rq_rotation.modes import SWING_TWIST
 
 if TYPE_CHECKING:
     from bpy.stub_internal.rna_enums import OperatorReturnItems
@@ -39,7 +40,7 @@ class POSE_OT_rq_copy_limits_to_ik(bpy.types.Operator):
         bones = [
             obj.pose.bones[name]
             for obj, name in parameter_curves.selected_pose_bones(context)
-            if bone_modes.current_mode(obj.pose.bones[name]) == "SWING_TWIST"
+            if bone_modes.current_mode(obj.pose.bones[name]) == SWING_TWIST
         ]
         if not bones:
             self.report({'WARNING'}, "Nothing copied: no selected bone is in Swing/Twist mode")

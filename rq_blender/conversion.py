@@ -47,7 +47,17 @@ from ..rq_rotation.keyframes.reduce import (
     evaluate_between_keys,
 )
 from ..rq_rotation.keyframes.refine import refine_grids
-from ..rq_rotation.modes import ADDON_MODES, MODES, NATIVE_MODES, rotation_vectors, values_to_quat
+from ..rq_rotation.modes import (
+    ADDON_MODES,
+    MODES,
+    NATIVE_MODES,
+    RQ,
+    SWING_LIMIT,
+    SWING_TWIST,
+    TWIST_LIMIT,
+    rotation_vectors,
+    values_to_quat,
+)
 from . import animdata, bone_modes, drivers
 
 STRATEGIES = ("KEYS", "SAMPLED")
@@ -110,7 +120,7 @@ def posed_values(mode: str, values: np.ndarray, limits: np.ndarray) -> np.ndarra
     limits are read as those. ``limits`` (..., 4) are each row's `_limits_of` (broadcast).
     Every other mode is posed at its values as they are.
     """
-    if mode != "SWING_TWIST":
+    if mode != SWING_TWIST:
         return values
     limits = np.asarray(limits)
     swing = scale_swing_into_ellipse(values[..., :2], limits[..., 0], limits[..., 1])
@@ -337,7 +347,7 @@ def _limit_fitter(
     def keep(values):
         return values, np.zeros(len(values), dtype=bool)
 
-    if target != "SWING_TWIST":
+    if target != SWING_TWIST:
         return keep, True
     swing_limit, twist_limit = bone_modes.joint_limits(pose_bone)
     if limits_restrict_nothing(swing_limit, twist_limit):
@@ -481,8 +491,8 @@ def _switch_mode(pose_bone: bpy.types.PoseBone, plan: BonePlan) -> None:
         setattr(pose_bone, "rotation_mode", plan.target)  # noqa: B010 (a str, not its Literal)
         (parameter,) = MODES[plan.target].parameters
         setattr(pose_bone, parameter.name, plan.static)
-    elif plan.target == "RQ":
-        bone_modes.enter_mode(pose_bone, "RQ", plan.static)
+    elif plan.target == RQ:
+        bone_modes.enter_mode(pose_bone, RQ, plan.static)
     else:
         bone_modes.enter_mode(pose_bone, plan.target, (plan.static[:2], plan.static[2]))
 
@@ -515,8 +525,8 @@ def widen_limits(
     wide_twist = np.array([min(twist_limit[0], low * margin), max(twist_limit[1], high * margin)])
     changed = False
     for name, old, new in (
-        ("rq_swing_limit", swing_limit, wide_swing),
-        ("rq_twist_limit", twist_limit, wide_twist),
+        (SWING_LIMIT.name, swing_limit, wide_swing),
+        (TWIST_LIMIT.name, twist_limit, wide_twist),
     ):
         if not np.array_equal(old, new):
             pose_bone[name] = [float(x) for x in new]
@@ -586,7 +596,7 @@ def apply_plan(
         written[done] += item.fcurves
     for done, plan in enumerate(plans):
         pose_bone = obj.pose.bones[plan.name]
-        if plan.target == "SWING_TWIST" and plan.unlimited:
+        if plan.target == SWING_TWIST and plan.unlimited:
             plan.widened = widen_limits(pose_bone, written[done], plan.static)
         _remove_source_curves(uses, plan, paths[done], inside=False)
         if progress is not None:

@@ -39,7 +39,7 @@ import numpy as np
 from ..rq_rotation import matrix_to_quat, quat_angle_between
 from ..rq_rotation.keyframes.continuity import continuous_values
 from ..rq_rotation.keyframes.limits import fit_to_limits, limits_restrict_nothing, shorten_swings
-from ..rq_rotation.modes import MODES, rotation_vectors, values_to_quat
+from ..rq_rotation.modes import ADDON_MODES, MODES, SWING_TWIST, rotation_vectors, values_to_quat
 from . import animdata, bone_modes, compat, conversion, parameter_curves
 
 # Visual location (bone-local units) and scale that differ from the bone's own channels by
@@ -105,7 +105,7 @@ def selected_bones(context: bpy.types.Context) -> list[BakeBone]:
     found = []
     for obj, name in parameter_curves.selected_pose_bones(context):
         mode = bone_modes.current_mode(obj.pose.bones[name])
-        if mode in bone_modes.ADDON_MODES:
+        if mode in ADDON_MODES:
             found.append(BakeBone(obj, name, mode))
     return found
 
@@ -207,7 +207,7 @@ def plan_bake(bones: Sequence[BakeBone], sampled: Sampled) -> list[BonePlan]:
         stored = values[j]
         broken = np.zeros(len(sampled.frames))
         unlimited = True
-        if bone.mode == "SWING_TWIST":
+        if bone.mode == SWING_TWIST:
             swing_limit, twist_limit = bone_modes.joint_limits(bone.pose_bone)
             unlimited = limits_restrict_nothing(swing_limit, twist_limit)
             if unlimited:
@@ -302,7 +302,7 @@ def write_plans(
                 )
                 column += 1
         pose_bone = plan.bone.pose_bone
-        if plan.bone.mode == "SWING_TWIST" and plan.unlimited:
+        if plan.bone.mode == SWING_TWIST and plan.unlimited:
             static = np.asarray(bone_modes.parameter_values(pose_bone, plan.bone.mode))
             plan.widened = conversion.widen_limits(pose_bone, written, static)
         if progress is not None:
