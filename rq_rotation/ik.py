@@ -81,6 +81,9 @@ from .swing_twist import effective_limits
 
 __all__ = ["IKResult", "Joint", "chain_end", "solve_chain"]
 
+#: ``solve_chain``'s callback: ``(iteration, params (n, 3))``.
+_Callback = Callable[[int, NDArray[np.float64]], None]
+
 JointKind = Literal["rq", "swing_twist", "euler"]
 KINDS: tuple[str, ...] = ("rq", "swing_twist", "euler")
 
@@ -144,7 +147,9 @@ def _hamilton(p: NDArray[np.float64], q: NDArray[np.float64]) -> NDArray[np.floa
     return (left @ q[:, :, None])[:, :, 0]
 
 
-def _factor_kernel(v, jacobians):
+def _factor_kernel(
+    v: NDArray[np.float64], jacobians: bool
+) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
     """Quaternions (m, 4) and ``dq/dv`` (m, 4, 3) of a small stack of RQ vectors (m, 3).
 
     The formulas of ``rq_to_quat`` and ``rq_quat_jacobian``: ``q = (cos(theta/2), s v)``,
@@ -182,7 +187,7 @@ def _factor_kernel(v, jacobians):
     return q, jq
 
 
-def _log(q):
+def _log(q: NDArray[np.float64]) -> NDArray[np.float64]:
     """RQ vectors (n, 3) of the quaternions (n, 4) with ``|v| <= pi`` (``quat_to_rq``)."""
     xyz = q[:, 1:]
     norm = np.sqrt(np.einsum("ij,ij->i", xyz, xyz))
@@ -191,7 +196,7 @@ def _log(q):
     return xyz * np.copysign(f, w)[:, None]
 
 
-def _log_jacobian(delta):
+def _log_jacobian(delta: NDArray[np.float64]) -> NDArray[np.float64]:
     """``A(delta)`` (n, 3, 3) with ``d delta/dt = A omega`` for a body-frame angular velocity.
 
     ``rq_velocity(delta, omega, "local") = a omega + (delta x omega)/2 + b (delta . omega)
@@ -241,7 +246,9 @@ def _selection(kind: str, order: str) -> NDArray[np.float64]:
     return np.stack([_axis("XYZ".index(c), "XYZ".index(c)) for c in order])
 
 
-_SELECTIONS = {(kind, order): _selection(kind, order) for kind in KINDS for order in EULER_ORDERS}
+_SELECTIONS: dict[tuple[str, str], NDArray[np.float64]] = {
+    (kind, order): _selection(kind, order) for kind in KINDS for order in EULER_ORDERS
+}
 
 
 @dataclass(frozen=True, eq=False)
@@ -434,7 +441,7 @@ class _Chain:
         if self.target_rotation is not None:
             rows.append(self.orientation_weight * (frame[:3, :3] - self.target_rotation).ravel())
         state = _State(p, end, frame[:3, :3], pre[:, :3, 3], np.concatenate(rows), _log(q_rel))
-        if not jacobians:
+        if jq is None:  # not jacobians
             return state
         drf = (np.swapaxes(jq, 1, 2) @ drdq).reshape(n, 3, 3, 9)  # dR_f/dv_m
         drf = (self.sel_t @ drf).reshape(n, 3, 3, 3, 3)  # dR_f/dp_c
@@ -475,7 +482,15 @@ class _State:
 
     __slots__ = ("delta", "e1", "e2", "end", "j1", "j2", "linear", "p", "pivots", "r1")
 
-    def __init__(self, p, end, linear, pivots, r1, delta):
+    def __init__(
+        self,
+        p: NDArray[np.float64],
+        end: NDArray[np.float64],
+        linear: NDArray[np.float64],
+        pivots: NDArray[np.float64],
+        r1: NDArray[np.float64],
+        delta: NDArray[np.float64],
+    ) -> None:
         self.p, self.end, self.linear, self.pivots = p, end, linear, pivots
         self.r1, self.delta = r1, delta
         self.e1 = float(np.sqrt(r1 @ r1))  # the reach's residual, in chain lengths
@@ -521,7 +536,12 @@ def _ellipse_normal(
     return np.array([x / (a * a), z / (b * b)])
 
 
-def _basis(chain, held_box, held_ellipse, normals):
+def _basis(
+    chain: _Chain,
+    held_box: NDArray[np.bool_],
+    held_ellipse: list[int],
+    normals: dict[int, NDArray[np.float64]],
+) -> NDArray[np.float64]:
     """Directions the step may take (3n, m): free parameters, tangents of held ellipses."""
     free = ~chain.fixed & ~held_box
     for i in held_ellipse:
@@ -536,7 +556,9 @@ def _basis(chain, held_box, held_ellipse, normals):
     return np.concatenate(cols, axis=1) if len(cols) > 1 else cols[0]
 
 
-def _constrained_step(chain, state, solve):
+def _constrained_step(
+    chain: _Chain, state: _State, solve: Callable[[NDArray[np.float64]], NDArray[np.float64]]
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_], list[int]]:
     """``solve(Z)`` (a step in the basis) with the active set grown until no limit is crossed.
 
     A limit joins the active set when ``state.p`` lies on it and the step would cross it.
@@ -566,7 +588,13 @@ def _constrained_step(chain, state, solve):
     return step, z, held_box, held_ellipse
 
 
-def _advance(chain, p, step, held_box, held_ellipse):
+def _advance(
+    chain: _Chain,
+    p: NDArray[np.float64],
+    step: NDArray[np.float64],
+    held_box: NDArray[np.bool_],
+    held_ellipse: list[int],
+) -> NDArray[np.float64]:
     """``p + alpha step`` (n, 3), ``alpha <= 1`` stopping at the first limit not held.
 
     The step runs along the held limits (their tangents); its end is projected back onto
@@ -597,7 +625,9 @@ def _advance(chain, p, step, held_box, held_ellipse):
     return chain.project((flat + max(alpha, 0.0) * step).reshape(-1, 3))
 
 
-def _svd_parts(a1):
+def _svd_parts(
+    a1: NDArray[np.float64],
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], int]:
     """``(U, s, Vt, rank)`` of the reach Jacobian in the step basis, rank relative to ``s[0]``."""
     u, s, vt = np.linalg.svd(a1, full_matrices=True)
     rank = int(np.sum(s > 1e-10 * s[0])) if s.size and s[0] > 0 else 0
@@ -751,7 +781,9 @@ def _chain_length(state: _State) -> float:
     return float(np.linalg.norm(np.diff(points, axis=0), axis=1).sum())
 
 
-def _output(chain: _Chain, p: NDArray[np.float64], start: NDArray[np.float64]):
+def _output(
+    chain: _Chain, p: NDArray[np.float64], start: NDArray[np.float64]
+) -> NDArray[np.float64]:
     """Parameters to hand out: free RQ joints' vectors closest to their start."""
     out = p.copy()
     if chain.free_rq.any():
@@ -759,7 +791,13 @@ def _output(chain: _Chain, p: NDArray[np.float64], start: NDArray[np.float64]):
     return out
 
 
-def _accept(chain, state, callback, iteration, start):
+def _accept(
+    chain: _Chain,
+    state: _State,
+    callback: _Callback | None,
+    iteration: int,
+    start: NDArray[np.float64],
+) -> tuple[_State, bool]:
     """The next iterate: free RQ joints moved inside the first shell, reported to ``callback``.
 
     Returns ``(state, jumped)``, ``jumped`` when a vector was reparameterized.
@@ -776,13 +814,15 @@ def _accept(chain, state, callback, iteration, start):
     return state, jumped
 
 
-def _bounded(step, bound):
+def _bounded(step: NDArray[np.float64], bound: float) -> NDArray[np.float64]:
     """``step`` scaled down to length ``bound`` if longer."""
     length = float(np.sqrt(step @ step))
     return step * (bound / length) if length > bound else step
 
 
-def _bfgs(model, s, y):
+def _bfgs(
+    model: NDArray[np.float64], s: NDArray[np.float64], y: NDArray[np.float64]
+) -> NDArray[np.float64]:
     """BFGS update of a Hessian model with Powell's damping (it stays positive definite)."""
     bs = model @ s
     sbs = s @ bs
@@ -796,7 +836,9 @@ def _bfgs(model, s, y):
     return model + np.outer(y, y) / sy - np.outer(bs, bs) / sbs
 
 
-def _solve_positive(matrix, rhs, floor):
+def _solve_positive(
+    matrix: NDArray[np.float64], rhs: NDArray[np.float64], floor: float
+) -> NDArray[np.float64]:
     """``matrix^-1 rhs`` with ``matrix`` (symmetric) shifted up to eigenvalues ``>= floor``.
 
     (The floor is at least ``1e-12`` of the largest eigenvalue, to stay solvable.)
@@ -807,7 +849,12 @@ def _solve_positive(matrix, rhs, floor):
     return np.linalg.solve(matrix + shift * np.eye(len(matrix)), rhs)
 
 
-def _secant(curvature, s, change, jacobian):
+def _secant(
+    curvature: NDArray[np.float64],
+    s: NDArray[np.float64],
+    change: NDArray[np.float64],
+    jacobian: NDArray[np.float64],
+) -> NDArray[np.float64]:
     """Structured PSB update: ``J^T J + S`` maps the step ``s`` to the gradient's ``change``.
 
     ``change`` is the gradient's change minus nothing of the Gauss-Newton part, which is exact
@@ -821,7 +868,13 @@ def _secant(curvature, s, change, jacobian):
     return curvature + (rs + rs.T) / ss - (r @ s) * np.outer(s, s) / (ss * ss)
 
 
-def _solve(chain, state, max_iterations, callback, start):
+def _solve(
+    chain: _Chain,
+    state: _State,
+    max_iterations: int,
+    callback: _Callback | None,
+    start: NDArray[np.float64],
+) -> tuple[_State, int]:
     """Sequential quadratic programming on "reach, then the angles" (see the module's text).
 
     Every step has a (Levenberg-Marquardt damped) Gauss-Newton part for the reach, minimum-norm,
@@ -848,23 +901,24 @@ def _solve(chain, state, max_iterations, callback, start):
     cap, anchor = _settled(state)
     crawling = 0
     iterations = 0
+    trial: _State | None
     while iterations < max_iterations:
         hessian = state.j2.T @ state.j2 + curvature
         gradient = state.j2.T @ state.delta.ravel()
         damping = mu * mu if reaching else 0.0
-        parts = {}
+        parts: dict[str, NDArray[np.float64]] = {}
 
         def solve(
-            z,
-            state=state,
-            parts=parts,
-            hessian=hessian,
-            gradient=gradient,
-            damping=damping,
-            reaching=reaching,
-            slow=slow,
-            model=model,
-        ):
+            z: NDArray[np.float64],
+            state: _State = state,
+            parts: dict[str, NDArray[np.float64]] = parts,
+            hessian: NDArray[np.float64] = hessian,
+            gradient: NDArray[np.float64] = gradient,
+            damping: float = damping,
+            reaching: bool = reaching,
+            slow: bool = slow,
+            model: NDArray[np.float64] = model,
+        ) -> NDArray[np.float64]:
             u, s, vt, rank = _svd_parts(state.j1 @ z)
             ur, sr, vr = u[:, :rank], s[:rank], vt[:rank].T
             parts["pinv"] = z @ (vr / sr) @ ur.T  # the chord: the reach's pseudo-inverse
@@ -948,7 +1002,7 @@ def _solve(chain, state, max_iterations, callback, start):
         old = state
         state = trial if hasattr(trial, "j1") else chain.evaluate(trial.p, jacobians=True)
         grad_new = state.j2.T @ state.delta.ravel()
-        multiplier = -np.linalg.lstsq(state.j1.T, grad_new, rcond=None)[0]
+        multiplier: NDArray[np.float64] = -np.linalg.lstsq(state.j1.T, grad_new, rcond=None)[0]
         change = grad_new - gradient + (state.j1 - old.j1).T @ multiplier
         curvature = _secant(curvature, (state.p - old.p).ravel(), change, state.j2)
         state, jumped = _accept(chain, state, callback, iterations, start)
@@ -959,7 +1013,7 @@ def _solve(chain, state, max_iterations, callback, start):
     return _polish(chain, state, cap, iterations, callback, start)
 
 
-def _settled(state):
+def _settled(state: _State) -> tuple[float, NDArray[np.float64] | float]:
     """The reach kept while the angles are minimized: ``(cap on |r1|, r1 to restore to)``.
 
     Reached: ``r1 = 0``. Out of reach: the closest approach's residual, within ``1e-9`` of it.
@@ -969,16 +1023,23 @@ def _settled(state):
     return state.e1 * (1.0 + 1e-9) + REACH_TOLERANCE, state.r1.copy()
 
 
-def _polish(chain, state, cap, iterations, callback, start):
+def _polish(
+    chain: _Chain,
+    state: _State,
+    cap: float,
+    iterations: int,
+    callback: _Callback | None,
+    start: NDArray[np.float64],
+) -> tuple[_State, int]:
     """A few minimum-norm Gauss-Newton steps on the reach alone, down to ``cap``."""
     for _ in range(5):
         if state.e1 <= cap:
             break
-        step, _, held_box, held_ellipse = _constrained_step(
-            chain,
-            state,
-            lambda z, state=state: -np.linalg.pinv(state.j1 @ z, rcond=1e-10) @ state.r1,
-        )
+
+        def solve(z: NDArray[np.float64], state: _State = state) -> NDArray[np.float64]:
+            return -np.linalg.pinv(state.j1 @ z, rcond=1e-10) @ state.r1
+
+        step, _, held_box, held_ellipse = _constrained_step(chain, state, solve)
         trial = chain.evaluate(_advance(chain, state.p, step, held_box, held_ellipse), True)
         if trial.e1 >= state.e1:
             break
@@ -987,7 +1048,13 @@ def _polish(chain, state, cap, iterations, callback, start):
     return state, iterations
 
 
-def _restore(chain, p, pinv, r1, cap):
+def _restore(
+    chain: _Chain,
+    p: NDArray[np.float64],
+    pinv: NDArray[np.float64],
+    r1: NDArray[np.float64] | float,
+    cap: float,
+) -> _State | None:
     """Chord Gauss-Newton steps from ``p`` back to the reach residual ``r1`` (see `_settled`),
     until ``|r1|`` is within ``cap`` (else None).
 
