@@ -118,17 +118,19 @@ ON_BOUNDARY = 1e-9
 _DRDQ = quat_matrix_jacobian(np.eye(4))
 
 _E = np.eye(3)
+_E4 = np.eye(4)
 _Z = np.zeros((3, 3))
 
 #: Below this angle the kernels use the first two terms of their series (whose next terms
 #: are below 1e-20 relative there) instead of the closed forms' 0/0.
 _TINY = 1e-4
 
-# [v]x / 2 as a tensor: ([v]x)_ij = -eps_ijk v_k
+# [v]x / 2 as a matrix: v @ _HALF_CROSS, reshaped (3, 3), is [v]x / 2, ([v]x)_ij = -eps_ijk v_k
 _HALF_CROSS = np.zeros((3, 3, 3))
 for _i, _j, _k in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
-    _HALF_CROSS[_i, _j, _k] = -0.5
-    _HALF_CROSS[_j, _i, _k] = 0.5
+    _HALF_CROSS[_k, _i, _j] = -0.5
+    _HALF_CROSS[_k, _j, _i] = 0.5
+_HALF_CROSS = _HALF_CROSS.reshape(3, 9)
 
 # The Hamilton product as a tensor: (p * q)_a = sum_ij _HAMILTON[a, i, j] p_i q_j.
 _HAMILTON = np.moveaxis(_qmul(np.eye(4)[:, None], np.eye(4)[None]), -1, 0)
@@ -136,8 +138,12 @@ _HAMILTON = np.moveaxis(_qmul(np.eye(4)[:, None], np.eye(4)[None]), -1, 0)
 _HAMILTON_LEFT = np.ascontiguousarray(np.transpose(_HAMILTON, (1, 0, 2)).reshape(4, 16))
 # q @ _DRDQ_BY_Q, reshaped (4, 9), is dR/dq_a at q (`_DRDQ`, rows a, flattened 3x3)
 _DRDQ_BY_Q = np.ascontiguousarray(_DRDQ.reshape(4, 36))
-# vee of a skew matrix W: (W[2, 1], W[0, 2], W[1, 0]) = 0.5 (W[_VEE_I, _VEE_J] - W[_VEE_J, _VEE_I])
-_VEE_I, _VEE_J = np.array([2, 0, 1]), np.array([1, 2, 0])
+# vee of a skew matrix W (flattened 3x3) as W @ _VEE: 0.5 (W[_i, _j] - W[_j, _i]) for the
+# components (W[2, 1], W[0, 2], W[1, 0])
+_VEE = np.zeros((9, 3))
+for _k, (_i, _j) in enumerate(((2, 1), (0, 2), (1, 0))):
+    _VEE[3 * _i + _j, _k] = 0.5
+    _VEE[3 * _j + _i, _k] = -0.5
 
 
 def _hamilton(p: NDArray[np.float64], q: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -217,7 +223,7 @@ def _log_jacobian(delta: NDArray[np.float64]) -> NDArray[np.float64]:
         a[k] = 1.0 - b[k] * t2
     out = (np.array(b)[:, None] * delta)[:, :, None] * delta[:, None, :]
     out += np.array(a)[:, None, None] * _E
-    out += np.einsum("ijk,nk->nij", _HALF_CROSS, delta)
+    out += (delta @ _HALF_CROSS).reshape(-1, 3, 3)
     return out
 
 
@@ -377,6 +383,7 @@ class _Chain:
         self.lower, self.upper, self.ellipse = lower, upper, ellipse
         self.lower_flat, self.upper_flat = lower.ravel(), upper.ravel()
         self.identity = np.eye(3 * n)
+        self.joint_index = np.arange(n)
         self.has_ellipse = np.flatnonzero(ellipse[:, 0] > 0)
         # (joint, a, b) of the joints with an ellipse, as Python numbers for scalar work
         self.ellipses = [(int(i), *ellipse[i].tolist()) for i in self.has_ellipse]
@@ -431,7 +438,7 @@ class _Chain:
         rot = rf[:, 2] @ r10
         # forward: the frames before each rotation, then the one after the last
         pre = np.empty((n, 4, 4))
-        frame = np.eye(4)
+        frame = _E4
         for i in range(n):
             pre[i] = frame @ self.offsets[i]
             frame = pre[i].copy()
@@ -452,28 +459,28 @@ class _Chain:
         )
         # backward: the end effector (x) and the last frame (B) in each joint's rotated frame
         x = np.empty((n, 3))
-        below = np.empty((n, 3, 3))
         x[n - 1] = self.tip
-        below[n - 1] = np.eye(3)
+        lins = self.offsets[1:, :3, :3] @ rot[1:]
         for i in range(n - 1, 0, -1):
-            lin = self.offsets[i, :3, :3] @ rot[i]
-            x[i - 1] = lin @ x[i] + self.offsets[i, :3, 3]
-            below[i - 1] = lin @ below[i]
+            x[i - 1] = lins[i - 1] @ x[i] + self.offsets[i, :3, 3]
         mlin = pre[:, :3, :3]
         mdr = mlin[:, None] @ drot  # (n, 3 params, 3, 3)
         cols = [(mdr @ x[:, None, :, None]).reshape(3 * n, 3).T / self.scale]
         if self.target_rotation is not None:
+            below = np.empty((n, 3, 3))
+            below[n - 1] = _E
+            for i in range(n - 1, 0, -1):
+                below[i - 1] = lins[i - 1] @ below[i]
             cols.append(self.orientation_weight * (mdr @ below[:, None]).reshape(3 * n, 9).T)
         state.j1 = np.concatenate(cols)
         # the angles: d delta/dp_c = A(delta) omega_c, omega_c = vee(R^T dR/dp_c) (body frame)
         wmat = np.swapaxes(rot, 1, 2)[:, None] @ drot
-        omega = 0.5 * (wmat[..., _VEE_I, _VEE_J] - wmat[..., _VEE_J, _VEE_I])  # (n, c, 3)
+        omega = wmat.reshape(n, 3, 9) @ _VEE  # (n, c, 3)
         # block i of J2: column c is A(delta_i) omega_ic
         blocks = _log_jacobian(state.delta) @ np.swapaxes(omega, 1, 2)  # (n, 3, c)
-        j2 = np.zeros((3 * n, 3 * n))
-        for i in range(n):
-            j2[3 * i : 3 * i + 3, 3 * i : 3 * i + 3] = blocks[i]
-        state.j2 = j2
+        j2 = np.zeros((n, 3, n, 3))
+        j2[self.joint_index, :, self.joint_index, :] = blocks
+        state.j2 = j2.reshape(3 * n, 3 * n)
         return state
 
 
