@@ -415,10 +415,23 @@ class _Chain:
     def project(self, p: NDArray[np.float64]) -> NDArray[np.float64]:
         """The closest point of the limits (box bounds, then the ellipses) to ``p`` (n, 3)."""
         p = np.clip(p, self.lower, self.upper)
-        for i, a, b in self.ellipses:
+        for i, a, b in self.ellipses_beyond(p, 1.0):
             x, z = p[i, :2].tolist()
             p[i, :2] = _project_ellipse(x, z, a, b)
         return p
+
+    def ellipses_beyond(
+        self, p: NDArray[np.float64], level: float
+    ) -> list[tuple[int, float, float]]:
+        """The `ellipses` entries whose swing in ``p`` (n, 3) may have ``(x/a)^2 + (z/b)^2 >=
+        level``: a vectorized prefilter (with a margin of ``1e-12`` for rounding) for the exact
+        scalar tests of its callers, which a chain's many ellipses made costly one by one (a
+        few cost less than the prefilter: then all of them)."""
+        if len(self.ellipses) < 4:
+            return self.ellipses
+        r = p[self.has_ellipse, :2] / self.ellipse[self.has_ellipse]
+        keep = (r * r).sum(axis=1) >= level - 1e-12
+        return [e for e, k in zip(self.ellipses, keep.tolist(), strict=True) if k]
 
     # -- kinematics -----------------------------------------------------------------------
 
@@ -575,7 +588,7 @@ def _constrained_step(
     at_lower = (flat <= chain.lower_flat + ON_BOUNDARY) & ~chain.fixed
     at_upper = (flat >= chain.upper_flat - ON_BOUNDARY) & ~chain.fixed
     normals = {}
-    for i, a, b in chain.ellipses:
+    for i, a, b in chain.ellipses_beyond(state.p, 1.0 - ON_BOUNDARY):
         nrm = _ellipse_normal(state.p, i, a, b)
         if nrm is not None:
             normals[i] = nrm
@@ -617,7 +630,7 @@ def _advance(
     room = room[free & np.isfinite(room)]
     if room.size:
         alpha = min(alpha, float(room.min()))
-    for i, a, b in chain.ellipses:
+    for i, a, b in chain.ellipses_beyond((flat + step).reshape(-1, 3), 1.0):
         if i in held_ellipse:
             continue
         x, z = flat[3 * i] / a, flat[3 * i + 1] / b
@@ -928,7 +941,8 @@ def _solve(
         ) -> NDArray[np.float64]:
             u, s, vt, rank = _svd_parts(state.j1 @ z)
             ur, sr, vr = u[:, :rank], s[:rank], vt[:rank].T
-            parts["pinv"] = z @ (vr / sr) @ ur.T  # the chord: the reach's pseudo-inverse
+            if not reaching:  # the chord (`_restore`): the reach's pseudo-inverse
+                parts["pinv"] = z @ (vr / sr) @ ur.T
             if reaching and slow:
                 # the BFGS model's step, kept out of the directions that do not move the end
                 # effector at all (a twist about a bone pointing at a target out of reach),
