@@ -118,7 +118,6 @@ ON_BOUNDARY = 1e-9
 _DRDQ = quat_matrix_jacobian(np.eye(4))
 
 _E = np.eye(3)
-_E4 = np.eye(4)
 _Z = np.zeros((3, 3))
 
 #: Below this angle the kernels use the first two terms of their series (whose next terms
@@ -450,12 +449,16 @@ class _Chain:
         r10 = rf[:, 1] @ rf[:, 0]
         rot = rf[:, 2] @ r10
         # forward: the frames before each rotation, then the one after the last
+        local = self.offsets.copy()  # O_i @ [[R_i, 0], [0, 1]]
+        local[:, :, :3] = self.offsets[:, :, :3] @ rot
+        frames = np.empty((n, 4, 4))
+        frames[0] = local[0]
+        for i in range(1, n):
+            np.matmul(frames[i - 1], local[i], out=frames[i])
+        frame = frames[n - 1]
         pre = np.empty((n, 4, 4))
-        frame = _E4
-        for i in range(n):
-            pre[i] = frame @ self.offsets[i]
-            frame = pre[i].copy()
-            frame[:3, :3] = pre[i, :3, :3] @ rot[i]
+        pre[0] = self.offsets[0]
+        pre[1:] = frames[:-1] @ self.offsets[1:]
         end = frame[:3, :3] @ self.tip + frame[:3, 3]
         rows = [(end - self.target) / self.scale]
         if self.target_rotation is not None:
@@ -866,7 +869,7 @@ def _solve_positive(
     eigenvalues = np.linalg.eigvalsh(matrix)
     floor = max(floor, 1e-12 * abs(eigenvalues[-1]), 1e-300)
     shift = max(floor - eigenvalues[0], 0.0)
-    return np.linalg.solve(matrix + shift * np.eye(len(matrix)), rhs)
+    return np.linalg.solve(matrix + shift * np.eye(len(matrix)) if shift else matrix, rhs)
 
 
 def _secant(
@@ -955,7 +958,9 @@ def _solve(
             if not null.shape[1]:
                 return y
             hz = z.T @ hessian @ z
-            reduced = null.T @ hz @ null + damping * np.eye(null.shape[1])
+            reduced = null.T @ hz @ null
+            if damping:
+                reduced += damping * np.eye(null.shape[1])
             g = null.T @ (z.T @ gradient + hz @ y)
             tangent = -null @ _solve_positive(reduced, g, ANGLES_FLOOR)
             if reaching:
