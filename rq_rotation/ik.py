@@ -413,7 +413,7 @@ class _Chain:
 
     def project(self, p: NDArray[np.float64]) -> NDArray[np.float64]:
         """The closest point of the limits (box bounds, then the ellipses) to ``p`` (n, 3)."""
-        p = np.clip(p, self.lower, self.upper)
+        p = np.minimum(np.maximum(p, self.lower), self.upper)  # np.clip, cheaper
         for i, a, b in self.ellipses_beyond(p, 1.0):
             x, z = p[i, :2].tolist()
             p[i, :2] = _project_ellipse(x, z, a, b)
@@ -516,7 +516,7 @@ class _State:
     ) -> None:
         self.p, self.end, self.linear, self.pivots = p, end, linear, pivots
         self.r1, self.delta = r1, delta
-        self.e1 = float(np.sqrt(r1 @ r1))  # the reach's residual, in chain lengths
+        self.e1 = math.sqrt(r1 @ r1)  # the reach's residual, in chain lengths
         flat = delta.ravel()
         self.e2 = float(flat @ flat)  # the sum of squared joint angles from the start
         self.j1: NDArray[np.float64]
@@ -839,7 +839,7 @@ def _accept(
 
 def _bounded(step: NDArray[np.float64], bound: float) -> NDArray[np.float64]:
     """``step`` scaled down to length ``bound`` if longer."""
-    length = float(np.sqrt(step @ step))
+    length = math.sqrt(step @ step)
     return step * (bound / length) if length > bound else step
 
 
@@ -972,7 +972,7 @@ def _solve(
             return y + tangent
 
         step, _, held_box, held_ellipse = _constrained_step(chain, state, solve)
-        length = float(np.sqrt(step @ step))
+        length = math.sqrt(step @ step)
         if length < (1e-14 if reaching else STEP_TOLERANCE):
             if not reaching:
                 break
