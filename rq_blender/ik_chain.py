@@ -249,7 +249,7 @@ def _check_model(
     for joint, pose_bone in zip(chain.joints, pose_bones, strict=True):
         rotation = np.eye(4)
         rotation[:3, :3] = rq.quat_to_matrix(np.array(pose_bone.matrix_basis.to_quaternion()))
-        frame = frame @ joint.offset @ rotation
+        frame = frame @ np.asarray(joint.offset, dtype=np.float64) @ rotation
         blender = world @ np.array(pose_bone.matrix, dtype=np.float64)
         modelled = frame @ _scale(pose_bone)
         size = max(1.0, float(np.abs(blender[:3, 3]).max()))

@@ -81,6 +81,9 @@ from .swing_twist import effective_limits
 
 __all__ = ["IKResult", "Joint", "chain_end", "solve_chain"]
 
+#: ``solve_chain``'s callback: ``(iteration, params (n, 3))``.
+_Callback = Callable[[int, NDArray[np.float64]], None]
+
 JointKind = Literal["rq", "swing_twist", "euler"]
 KINDS: tuple[str, ...] = ("rq", "swing_twist", "euler")
 
@@ -121,11 +124,12 @@ _Z = np.zeros((3, 3))
 #: are below 1e-20 relative there) instead of the closed forms' 0/0.
 _TINY = 1e-4
 
-# [v]x / 2 as a tensor: ([v]x)_ij = -eps_ijk v_k
+# [v]x / 2 as a matrix: v @ _HALF_CROSS, reshaped (3, 3), is [v]x / 2, ([v]x)_ij = -eps_ijk v_k
 _HALF_CROSS = np.zeros((3, 3, 3))
 for _i, _j, _k in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
-    _HALF_CROSS[_i, _j, _k] = -0.5
-    _HALF_CROSS[_j, _i, _k] = 0.5
+    _HALF_CROSS[_k, _i, _j] = -0.5
+    _HALF_CROSS[_k, _j, _i] = 0.5
+_HALF_CROSS = _HALF_CROSS.reshape(3, 9)
 
 # The Hamilton product as a tensor: (p * q)_a = sum_ij _HAMILTON[a, i, j] p_i q_j.
 _HAMILTON = np.moveaxis(_qmul(np.eye(4)[:, None], np.eye(4)[None]), -1, 0)
@@ -133,8 +137,12 @@ _HAMILTON = np.moveaxis(_qmul(np.eye(4)[:, None], np.eye(4)[None]), -1, 0)
 _HAMILTON_LEFT = np.ascontiguousarray(np.transpose(_HAMILTON, (1, 0, 2)).reshape(4, 16))
 # q @ _DRDQ_BY_Q, reshaped (4, 9), is dR/dq_a at q (`_DRDQ`, rows a, flattened 3x3)
 _DRDQ_BY_Q = np.ascontiguousarray(_DRDQ.reshape(4, 36))
-# vee of a skew matrix W: (W[2, 1], W[0, 2], W[1, 0]) = 0.5 (W[_VEE_I, _VEE_J] - W[_VEE_J, _VEE_I])
-_VEE_I, _VEE_J = np.array([2, 0, 1]), np.array([1, 2, 0])
+# vee of a skew matrix W (flattened 3x3) as W @ _VEE: 0.5 (W[_i, _j] - W[_j, _i]) for the
+# components (W[2, 1], W[0, 2], W[1, 0])
+_VEE = np.zeros((9, 3))
+for _k, (_i, _j) in enumerate(((2, 1), (0, 2), (1, 0))):
+    _VEE[3 * _i + _j, _k] = 0.5
+    _VEE[3 * _j + _i, _k] = -0.5
 
 
 def _hamilton(p: NDArray[np.float64], q: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -144,7 +152,9 @@ def _hamilton(p: NDArray[np.float64], q: NDArray[np.float64]) -> NDArray[np.floa
     return (left @ q[:, :, None])[:, :, 0]
 
 
-def _factor_kernel(v, jacobians):
+def _factor_kernel(
+    v: NDArray[np.float64], jacobians: bool
+) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
     """Quaternions (m, 4) and ``dq/dv`` (m, 4, 3) of a small stack of RQ vectors (m, 3).
 
     The formulas of ``rq_to_quat`` and ``rq_quat_jacobian``: ``q = (cos(theta/2), s v)``,
@@ -182,7 +192,7 @@ def _factor_kernel(v, jacobians):
     return q, jq
 
 
-def _log(q):
+def _log(q: NDArray[np.float64]) -> NDArray[np.float64]:
     """RQ vectors (n, 3) of the quaternions (n, 4) with ``|v| <= pi`` (``quat_to_rq``)."""
     xyz = q[:, 1:]
     norm = np.sqrt(np.einsum("ij,ij->i", xyz, xyz))
@@ -191,7 +201,7 @@ def _log(q):
     return xyz * np.copysign(f, w)[:, None]
 
 
-def _log_jacobian(delta):
+def _log_jacobian(delta: NDArray[np.float64]) -> NDArray[np.float64]:
     """``A(delta)`` (n, 3, 3) with ``d delta/dt = A omega`` for a body-frame angular velocity.
 
     ``rq_velocity(delta, omega, "local") = a omega + (delta x omega)/2 + b (delta . omega)
@@ -212,7 +222,7 @@ def _log_jacobian(delta):
         a[k] = 1.0 - b[k] * t2
     out = (np.array(b)[:, None] * delta)[:, :, None] * delta[:, None, :]
     out += np.array(a)[:, None, None] * _E
-    out += np.einsum("ijk,nk->nij", _HALF_CROSS, delta)
+    out += (delta @ _HALF_CROSS).reshape(-1, 3, 3)
     return out
 
 
@@ -241,7 +251,9 @@ def _selection(kind: str, order: str) -> NDArray[np.float64]:
     return np.stack([_axis("XYZ".index(c), "XYZ".index(c)) for c in order])
 
 
-_SELECTIONS = {(kind, order): _selection(kind, order) for kind in KINDS for order in EULER_ORDERS}
+_SELECTIONS: dict[tuple[str, str], NDArray[np.float64]] = {
+    (kind, order): _selection(kind, order) for kind in KINDS for order in EULER_ORDERS
+}
 
 
 @dataclass(frozen=True, eq=False)
@@ -370,6 +382,7 @@ class _Chain:
         self.lower, self.upper, self.ellipse = lower, upper, ellipse
         self.lower_flat, self.upper_flat = lower.ravel(), upper.ravel()
         self.identity = np.eye(3 * n)
+        self.joint_index = np.arange(n)
         self.has_ellipse = np.flatnonzero(ellipse[:, 0] > 0)
         # (joint, a, b) of the joints with an ellipse, as Python numbers for scalar work
         self.ellipses = [(int(i), *ellipse[i].tolist()) for i in self.has_ellipse]
@@ -400,11 +413,24 @@ class _Chain:
 
     def project(self, p: NDArray[np.float64]) -> NDArray[np.float64]:
         """The closest point of the limits (box bounds, then the ellipses) to ``p`` (n, 3)."""
-        p = np.clip(p, self.lower, self.upper)
-        for i, a, b in self.ellipses:
+        p = np.minimum(np.maximum(p, self.lower), self.upper)  # np.clip, cheaper
+        for i, a, b in self.ellipses_beyond(p, 1.0):
             x, z = p[i, :2].tolist()
             p[i, :2] = _project_ellipse(x, z, a, b)
         return p
+
+    def ellipses_beyond(
+        self, p: NDArray[np.float64], level: float
+    ) -> list[tuple[int, float, float]]:
+        """The `ellipses` entries whose swing in ``p`` (n, 3) may have ``(x/a)^2 + (z/b)^2 >=
+        level``: a vectorized prefilter (with a margin of ``1e-12`` for rounding) for the exact
+        scalar tests of its callers, which a chain's many ellipses made costly one by one (a
+        few cost less than the prefilter: then all of them)."""
+        if len(self.ellipses) < 4:
+            return self.ellipses
+        r = p[self.has_ellipse, :2] / self.ellipse[self.has_ellipse]
+        keep = (r * r).sum(axis=1) >= level - 1e-12
+        return [e for e, k in zip(self.ellipses, keep.tolist(), strict=True) if k]
 
     # -- kinematics -----------------------------------------------------------------------
 
@@ -423,18 +449,22 @@ class _Chain:
         r10 = rf[:, 1] @ rf[:, 0]
         rot = rf[:, 2] @ r10
         # forward: the frames before each rotation, then the one after the last
+        local = self.offsets.copy()  # O_i @ [[R_i, 0], [0, 1]]
+        local[:, :, :3] = self.offsets[:, :, :3] @ rot
+        frames = np.empty((n, 4, 4))
+        frames[0] = local[0]
+        for i in range(1, n):
+            np.matmul(frames[i - 1], local[i], out=frames[i])
+        frame = frames[n - 1]
         pre = np.empty((n, 4, 4))
-        frame = np.eye(4)
-        for i in range(n):
-            pre[i] = frame @ self.offsets[i]
-            frame = pre[i].copy()
-            frame[:3, :3] = pre[i, :3, :3] @ rot[i]
+        pre[0] = self.offsets[0]
+        pre[1:] = frames[:-1] @ self.offsets[1:]
         end = frame[:3, :3] @ self.tip + frame[:3, 3]
         rows = [(end - self.target) / self.scale]
         if self.target_rotation is not None:
             rows.append(self.orientation_weight * (frame[:3, :3] - self.target_rotation).ravel())
         state = _State(p, end, frame[:3, :3], pre[:, :3, 3], np.concatenate(rows), _log(q_rel))
-        if not jacobians:
+        if jq is None:  # not jacobians
             return state
         drf = (np.swapaxes(jq, 1, 2) @ drdq).reshape(n, 3, 3, 9)  # dR_f/dv_m
         drf = (self.sel_t @ drf).reshape(n, 3, 3, 3, 3)  # dR_f/dp_c
@@ -445,28 +475,28 @@ class _Chain:
         )
         # backward: the end effector (x) and the last frame (B) in each joint's rotated frame
         x = np.empty((n, 3))
-        below = np.empty((n, 3, 3))
         x[n - 1] = self.tip
-        below[n - 1] = np.eye(3)
+        lins = self.offsets[1:, :3, :3] @ rot[1:]
         for i in range(n - 1, 0, -1):
-            lin = self.offsets[i, :3, :3] @ rot[i]
-            x[i - 1] = lin @ x[i] + self.offsets[i, :3, 3]
-            below[i - 1] = lin @ below[i]
+            x[i - 1] = lins[i - 1] @ x[i] + self.offsets[i, :3, 3]
         mlin = pre[:, :3, :3]
         mdr = mlin[:, None] @ drot  # (n, 3 params, 3, 3)
         cols = [(mdr @ x[:, None, :, None]).reshape(3 * n, 3).T / self.scale]
         if self.target_rotation is not None:
+            below = np.empty((n, 3, 3))
+            below[n - 1] = _E
+            for i in range(n - 1, 0, -1):
+                below[i - 1] = lins[i - 1] @ below[i]
             cols.append(self.orientation_weight * (mdr @ below[:, None]).reshape(3 * n, 9).T)
         state.j1 = np.concatenate(cols)
         # the angles: d delta/dp_c = A(delta) omega_c, omega_c = vee(R^T dR/dp_c) (body frame)
         wmat = np.swapaxes(rot, 1, 2)[:, None] @ drot
-        omega = 0.5 * (wmat[..., _VEE_I, _VEE_J] - wmat[..., _VEE_J, _VEE_I])  # (n, c, 3)
+        omega = wmat.reshape(n, 3, 9) @ _VEE  # (n, c, 3)
         # block i of J2: column c is A(delta_i) omega_ic
         blocks = _log_jacobian(state.delta) @ np.swapaxes(omega, 1, 2)  # (n, 3, c)
-        j2 = np.zeros((3 * n, 3 * n))
-        for i in range(n):
-            j2[3 * i : 3 * i + 3, 3 * i : 3 * i + 3] = blocks[i]
-        state.j2 = j2
+        j2 = np.zeros((n, 3, n, 3))
+        j2[self.joint_index, :, self.joint_index, :] = blocks
+        state.j2 = j2.reshape(3 * n, 3 * n)
         return state
 
 
@@ -475,10 +505,18 @@ class _State:
 
     __slots__ = ("delta", "e1", "e2", "end", "j1", "j2", "linear", "p", "pivots", "r1")
 
-    def __init__(self, p, end, linear, pivots, r1, delta):
+    def __init__(
+        self,
+        p: NDArray[np.float64],
+        end: NDArray[np.float64],
+        linear: NDArray[np.float64],
+        pivots: NDArray[np.float64],
+        r1: NDArray[np.float64],
+        delta: NDArray[np.float64],
+    ) -> None:
         self.p, self.end, self.linear, self.pivots = p, end, linear, pivots
         self.r1, self.delta = r1, delta
-        self.e1 = float(np.sqrt(r1 @ r1))  # the reach's residual, in chain lengths
+        self.e1 = math.sqrt(r1 @ r1)  # the reach's residual, in chain lengths
         flat = delta.ravel()
         self.e2 = float(flat @ flat)  # the sum of squared joint angles from the start
         self.j1: NDArray[np.float64]
@@ -521,7 +559,12 @@ def _ellipse_normal(
     return np.array([x / (a * a), z / (b * b)])
 
 
-def _basis(chain, held_box, held_ellipse, normals):
+def _basis(
+    chain: _Chain,
+    held_box: NDArray[np.bool_],
+    held_ellipse: list[int],
+    normals: dict[int, NDArray[np.float64]],
+) -> NDArray[np.float64]:
     """Directions the step may take (3n, m): free parameters, tangents of held ellipses."""
     free = ~chain.fixed & ~held_box
     for i in held_ellipse:
@@ -536,7 +579,9 @@ def _basis(chain, held_box, held_ellipse, normals):
     return np.concatenate(cols, axis=1) if len(cols) > 1 else cols[0]
 
 
-def _constrained_step(chain, state, solve):
+def _constrained_step(
+    chain: _Chain, state: _State, solve: Callable[[NDArray[np.float64]], NDArray[np.float64]]
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_], list[int]]:
     """``solve(Z)`` (a step in the basis) with the active set grown until no limit is crossed.
 
     A limit joins the active set when ``state.p`` lies on it and the step would cross it.
@@ -546,7 +591,7 @@ def _constrained_step(chain, state, solve):
     at_lower = (flat <= chain.lower_flat + ON_BOUNDARY) & ~chain.fixed
     at_upper = (flat >= chain.upper_flat - ON_BOUNDARY) & ~chain.fixed
     normals = {}
-    for i, a, b in chain.ellipses:
+    for i, a, b in chain.ellipses_beyond(state.p, 1.0 - ON_BOUNDARY):
         nrm = _ellipse_normal(state.p, i, a, b)
         if nrm is not None:
             normals[i] = nrm
@@ -566,7 +611,13 @@ def _constrained_step(chain, state, solve):
     return step, z, held_box, held_ellipse
 
 
-def _advance(chain, p, step, held_box, held_ellipse):
+def _advance(
+    chain: _Chain,
+    p: NDArray[np.float64],
+    step: NDArray[np.float64],
+    held_box: NDArray[np.bool_],
+    held_ellipse: list[int],
+) -> NDArray[np.float64]:
     """``p + alpha step`` (n, 3), ``alpha <= 1`` stopping at the first limit not held.
 
     The step runs along the held limits (their tangents); its end is projected back onto
@@ -582,7 +633,7 @@ def _advance(chain, p, step, held_box, held_ellipse):
     room = room[free & np.isfinite(room)]
     if room.size:
         alpha = min(alpha, float(room.min()))
-    for i, a, b in chain.ellipses:
+    for i, a, b in chain.ellipses_beyond((flat + step).reshape(-1, 3), 1.0):
         if i in held_ellipse:
             continue
         x, z = flat[3 * i] / a, flat[3 * i + 1] / b
@@ -597,7 +648,9 @@ def _advance(chain, p, step, held_box, held_ellipse):
     return chain.project((flat + max(alpha, 0.0) * step).reshape(-1, 3))
 
 
-def _svd_parts(a1):
+def _svd_parts(
+    a1: NDArray[np.float64],
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], int]:
     """``(U, s, Vt, rank)`` of the reach Jacobian in the step basis, rank relative to ``s[0]``."""
     u, s, vt = np.linalg.svd(a1, full_matrices=True)
     rank = int(np.sum(s > 1e-10 * s[0])) if s.size and s[0] > 0 else 0
@@ -751,7 +804,9 @@ def _chain_length(state: _State) -> float:
     return float(np.linalg.norm(np.diff(points, axis=0), axis=1).sum())
 
 
-def _output(chain: _Chain, p: NDArray[np.float64], start: NDArray[np.float64]):
+def _output(
+    chain: _Chain, p: NDArray[np.float64], start: NDArray[np.float64]
+) -> NDArray[np.float64]:
     """Parameters to hand out: free RQ joints' vectors closest to their start."""
     out = p.copy()
     if chain.free_rq.any():
@@ -759,7 +814,13 @@ def _output(chain: _Chain, p: NDArray[np.float64], start: NDArray[np.float64]):
     return out
 
 
-def _accept(chain, state, callback, iteration, start):
+def _accept(
+    chain: _Chain,
+    state: _State,
+    callback: _Callback | None,
+    iteration: int,
+    start: NDArray[np.float64],
+) -> tuple[_State, bool]:
     """The next iterate: free RQ joints moved inside the first shell, reported to ``callback``.
 
     Returns ``(state, jumped)``, ``jumped`` when a vector was reparameterized.
@@ -776,13 +837,15 @@ def _accept(chain, state, callback, iteration, start):
     return state, jumped
 
 
-def _bounded(step, bound):
+def _bounded(step: NDArray[np.float64], bound: float) -> NDArray[np.float64]:
     """``step`` scaled down to length ``bound`` if longer."""
-    length = float(np.sqrt(step @ step))
+    length = math.sqrt(step @ step)
     return step * (bound / length) if length > bound else step
 
 
-def _bfgs(model, s, y):
+def _bfgs(
+    model: NDArray[np.float64], s: NDArray[np.float64], y: NDArray[np.float64]
+) -> NDArray[np.float64]:
     """BFGS update of a Hessian model with Powell's damping (it stays positive definite)."""
     bs = model @ s
     sbs = s @ bs
@@ -796,7 +859,9 @@ def _bfgs(model, s, y):
     return model + np.outer(y, y) / sy - np.outer(bs, bs) / sbs
 
 
-def _solve_positive(matrix, rhs, floor):
+def _solve_positive(
+    matrix: NDArray[np.float64], rhs: NDArray[np.float64], floor: float
+) -> NDArray[np.float64]:
     """``matrix^-1 rhs`` with ``matrix`` (symmetric) shifted up to eigenvalues ``>= floor``.
 
     (The floor is at least ``1e-12`` of the largest eigenvalue, to stay solvable.)
@@ -804,10 +869,15 @@ def _solve_positive(matrix, rhs, floor):
     eigenvalues = np.linalg.eigvalsh(matrix)
     floor = max(floor, 1e-12 * abs(eigenvalues[-1]), 1e-300)
     shift = max(floor - eigenvalues[0], 0.0)
-    return np.linalg.solve(matrix + shift * np.eye(len(matrix)), rhs)
+    return np.linalg.solve(matrix + shift * np.eye(len(matrix)) if shift else matrix, rhs)
 
 
-def _secant(curvature, s, change, jacobian):
+def _secant(
+    curvature: NDArray[np.float64],
+    s: NDArray[np.float64],
+    change: NDArray[np.float64],
+    jacobian: NDArray[np.float64],
+) -> NDArray[np.float64]:
     """Structured PSB update: ``J^T J + S`` maps the step ``s`` to the gradient's ``change``.
 
     ``change`` is the gradient's change minus nothing of the Gauss-Newton part, which is exact
@@ -821,7 +891,13 @@ def _secant(curvature, s, change, jacobian):
     return curvature + (rs + rs.T) / ss - (r @ s) * np.outer(s, s) / (ss * ss)
 
 
-def _solve(chain, state, max_iterations, callback, start):
+def _solve(
+    chain: _Chain,
+    state: _State,
+    max_iterations: int,
+    callback: _Callback | None,
+    start: NDArray[np.float64],
+) -> tuple[_State, int]:
     """Sequential quadratic programming on "reach, then the angles" (see the module's text).
 
     Every step has a (Levenberg-Marquardt damped) Gauss-Newton part for the reach, minimum-norm,
@@ -848,26 +924,28 @@ def _solve(chain, state, max_iterations, callback, start):
     cap, anchor = _settled(state)
     crawling = 0
     iterations = 0
+    trial: _State | None
     while iterations < max_iterations:
         hessian = state.j2.T @ state.j2 + curvature
         gradient = state.j2.T @ state.delta.ravel()
         damping = mu * mu if reaching else 0.0
-        parts = {}
+        parts: dict[str, NDArray[np.float64]] = {}
 
         def solve(
-            z,
-            state=state,
-            parts=parts,
-            hessian=hessian,
-            gradient=gradient,
-            damping=damping,
-            reaching=reaching,
-            slow=slow,
-            model=model,
-        ):
+            z: NDArray[np.float64],
+            state: _State = state,
+            parts: dict[str, NDArray[np.float64]] = parts,
+            hessian: NDArray[np.float64] = hessian,
+            gradient: NDArray[np.float64] = gradient,
+            damping: float = damping,
+            reaching: bool = reaching,
+            slow: bool = slow,
+            model: NDArray[np.float64] = model,
+        ) -> NDArray[np.float64]:
             u, s, vt, rank = _svd_parts(state.j1 @ z)
             ur, sr, vr = u[:, :rank], s[:rank], vt[:rank].T
-            parts["pinv"] = z @ (vr / sr) @ ur.T  # the chord: the reach's pseudo-inverse
+            if not reaching:  # the chord (`_restore`): the reach's pseudo-inverse
+                parts["pinv"] = z @ (vr / sr) @ ur.T
             if reaching and slow:
                 # the BFGS model's step, kept out of the directions that do not move the end
                 # effector at all (a twist about a bone pointing at a target out of reach),
@@ -880,7 +958,9 @@ def _solve(chain, state, max_iterations, callback, start):
             if not null.shape[1]:
                 return y
             hz = z.T @ hessian @ z
-            reduced = null.T @ hz @ null + damping * np.eye(null.shape[1])
+            reduced = null.T @ hz @ null
+            if damping:
+                reduced += damping * np.eye(null.shape[1])
             g = null.T @ (z.T @ gradient + hz @ y)
             tangent = -null @ _solve_positive(reduced, g, ANGLES_FLOOR)
             if reaching:
@@ -892,7 +972,7 @@ def _solve(chain, state, max_iterations, callback, start):
             return y + tangent
 
         step, _, held_box, held_ellipse = _constrained_step(chain, state, solve)
-        length = float(np.sqrt(step @ step))
+        length = math.sqrt(step @ step)
         if length < (1e-14 if reaching else STEP_TOLERANCE):
             if not reaching:
                 break
@@ -948,7 +1028,7 @@ def _solve(chain, state, max_iterations, callback, start):
         old = state
         state = trial if hasattr(trial, "j1") else chain.evaluate(trial.p, jacobians=True)
         grad_new = state.j2.T @ state.delta.ravel()
-        multiplier = -np.linalg.lstsq(state.j1.T, grad_new, rcond=None)[0]
+        multiplier: NDArray[np.float64] = -np.linalg.lstsq(state.j1.T, grad_new, rcond=None)[0]
         change = grad_new - gradient + (state.j1 - old.j1).T @ multiplier
         curvature = _secant(curvature, (state.p - old.p).ravel(), change, state.j2)
         state, jumped = _accept(chain, state, callback, iterations, start)
@@ -959,7 +1039,7 @@ def _solve(chain, state, max_iterations, callback, start):
     return _polish(chain, state, cap, iterations, callback, start)
 
 
-def _settled(state):
+def _settled(state: _State) -> tuple[float, NDArray[np.float64] | float]:
     """The reach kept while the angles are minimized: ``(cap on |r1|, r1 to restore to)``.
 
     Reached: ``r1 = 0``. Out of reach: the closest approach's residual, within ``1e-9`` of it.
@@ -969,16 +1049,23 @@ def _settled(state):
     return state.e1 * (1.0 + 1e-9) + REACH_TOLERANCE, state.r1.copy()
 
 
-def _polish(chain, state, cap, iterations, callback, start):
+def _polish(
+    chain: _Chain,
+    state: _State,
+    cap: float,
+    iterations: int,
+    callback: _Callback | None,
+    start: NDArray[np.float64],
+) -> tuple[_State, int]:
     """A few minimum-norm Gauss-Newton steps on the reach alone, down to ``cap``."""
     for _ in range(5):
         if state.e1 <= cap:
             break
-        step, _, held_box, held_ellipse = _constrained_step(
-            chain,
-            state,
-            lambda z, state=state: -np.linalg.pinv(state.j1 @ z, rcond=1e-10) @ state.r1,
-        )
+
+        def solve(z: NDArray[np.float64], state: _State = state) -> NDArray[np.float64]:
+            return -np.linalg.pinv(state.j1 @ z, rcond=1e-10) @ state.r1
+
+        step, _, held_box, held_ellipse = _constrained_step(chain, state, solve)
         trial = chain.evaluate(_advance(chain, state.p, step, held_box, held_ellipse), True)
         if trial.e1 >= state.e1:
             break
@@ -987,7 +1074,13 @@ def _polish(chain, state, cap, iterations, callback, start):
     return state, iterations
 
 
-def _restore(chain, p, pinv, r1, cap):
+def _restore(
+    chain: _Chain,
+    p: NDArray[np.float64],
+    pinv: NDArray[np.float64],
+    r1: NDArray[np.float64] | float,
+    cap: float,
+) -> _State | None:
     """Chord Gauss-Newton steps from ``p`` back to the reach residual ``r1`` (see `_settled`),
     until ``|r1|`` is within ``cap`` (else None).
 
