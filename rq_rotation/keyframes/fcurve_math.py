@@ -201,7 +201,7 @@ def _solve_bezier_parameter(
     return out
 
 
-def _solve_cubic(c0, c1, c2, c3):
+def _solve_cubic(c0: np.ndarray, c1: np.ndarray, c2: np.ndarray, c3: np.ndarray) -> np.ndarray:
     """The first accepted root of ``c0 + c1 s + c2 s^2 + c3 s^3`` (c3 != 0), (m,) float32:
     Cardano for one real root (d > 0), the double root (d == 0), else the trigonometric
     form (three real roots), each on its rows."""
@@ -447,7 +447,9 @@ def stack(curves: list[Keys]) -> KeyStack:
     )
 
 
-def _extrapolate_stacked(keys: KeyStack, curve, t, end, direction: int):
+def _extrapolate_stacked(
+    keys: KeyStack, curve: np.ndarray, t: np.ndarray, end: np.ndarray, direction: int
+) -> np.ndarray:
     """`_extrapolate` of many curves at once: times ``t`` (m,) beyond key ``end`` (m,) (the
     first key of ``curve`` with ``direction`` +1, its last with -1)."""
     co = keys.co
@@ -483,7 +485,7 @@ def _curve_time_order(curve: np.ndarray, t: np.ndarray) -> np.ndarray:
     return (np.asarray(curve).astype(np.uint64) << np.uint64(32)) | ordered
 
 
-def evaluate_stacked(keys: KeyStack, curve, t) -> np.ndarray:
+def evaluate_stacked(keys: KeyStack, curve: ArrayLike, t: ArrayLike) -> np.ndarray:
     """Evaluate many F-curves, each at its own times, as Blender does (`evaluate` of each, in
     one pass: the same float32 arithmetic, so the same values).
 
