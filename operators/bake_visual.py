@@ -156,7 +156,6 @@ class POSE_OT_rq_bake_visual(bpy.types.Operator):
         else:
             span = (self.frame_start, self.frame_end)
         was = scene.frame_current, scene.frame_subframe
-        objects = list({bone.obj.name_full: bone.obj for bone in bones}.values())
         try:
             visual_bake.check_bake(bones, span)
             frames = np.arange(span[0], span[1] + 1.0, dtype=np.float64)
@@ -165,7 +164,7 @@ class POSE_OT_rq_bake_visual(bpy.types.Operator):
                 plans = visual_bake.plan_bake(bones, sampled)
                 with (
                     transaction.all_or_nothing((bone.obj, bone.name) for bone in bones),
-                    visual_bake.undoable_extras(objects, bones),
+                    visual_bake.constraints_muted_on_failure(bones),
                 ):
                     visual_bake.write_plans(plans, frames, lambda i: update(len(frames) + i))
                     muted, freed = (

@@ -13,7 +13,9 @@ block raises:
   extrapolation, modifiers, channel group and flags (mute, lock, hide, select, colour,
   auto-smoothing);
 - the drivers on the bone's properties: the same, plus the driver's type, expression,
-  ``use_self``, variables with their targets, and ``is_valid``.
+  ``use_self``, variables with their targets, and ``is_valid``;
+- the object's active action and slot: an action the block made (auto-keying a bone of an
+  unanimated object) is unassigned and removed.
 
 F-curves and drivers the block created are removed, removed ones are created again, and
 changed ones are rewritten in place; channel groups the block created are removed. Each
@@ -103,6 +105,8 @@ class ObjectRecord:
     obj: bpy.types.Object
     prefixes: frozenset[str]  # data-path prefixes of the recorded bones
     had_animation_data: bool
+    action: bpy.types.Action | None  # the active action and its slot (4.4+; else None)
+    slot: Any
     bones: list[BoneRecord]
     owners: list[ActionCopy]  # the actions' channelbags, recorded as copies
     drivers: Any  # the copies of the bones' drivers (`scratch`'s), or None
@@ -122,11 +126,14 @@ def all_or_nothing(bones: Iterable[tuple[bpy.types.Object, str]]) -> Iterator[No
     try:
         for obj, names in by_object.values():
             records.append(_record_object(obj, sorted(names)))
+        known_actions = set(bpy.data.actions)  # with the records' copies
         try:
             yield
         except BaseException:
             for record in records:
                 _restore_object(record)
+            for action in set(bpy.data.actions) - known_actions:
+                bpy.data.actions.remove(action)
             raise
     finally:
         for record in records:
@@ -196,6 +203,8 @@ def _record_object(obj: bpy.types.Object, names: list[str]) -> ObjectRecord:
         obj=obj,
         prefixes=prefixes,
         had_animation_data=anim is not None,
+        action=None if anim is None else anim.action,
+        slot=None if anim is None else compat.assigned_slot(anim),
         bones=[_record_bone(obj.pose.bones[name]) for name in names],
         owners=owners,
         drivers=drivers,
@@ -329,12 +338,17 @@ def _restore_object(record: ObjectRecord) -> None:
     obj = record.obj
     for bone in record.bones:
         _restore_bone(obj.pose.bones[bone.name], bone)
+    anim = obj.animation_data
+    if anim is not None and record.had_animation_data:
+        if anim.action != record.action:
+            anim.action = record.action
+        if record.action is not None and compat.assigned_slot(anim) != record.slot:
+            setattr(anim, "action_slot", record.slot)  # noqa: B010 (4.4+)
     for use in record.owners:
         # The copy's curves as plain data, then written into the live owner.
         owner = _record_owner(use.copy, record.prefixes)
         owner.owner = use.owner
         _restore_owner(owner, record.prefixes, drivers=False)
-    anim = obj.animation_data
     if record.drivers is not None and anim is not None:
         drivers = _record_owner(record.drivers, record.prefixes, drivers=True)
         drivers.owner = anim.drivers

@@ -225,49 +225,21 @@ def plan_bake(bones: Sequence[BakeBone], sampled: Sampled) -> list[BonePlan]:
 
 
 @contextmanager
-def undoable_extras(
-    objects: Sequence[bpy.types.Object], bones: Sequence[BakeBone]
-) -> Iterator[None]:
-    """What `transaction.all_or_nothing` does not record, put back if the block raises: the
-    objects' active action and slot (an action or slot made here is removed) and the
-    ``mute`` flags of the bones' constraints."""
-    actions = []
-    for obj in objects:
-        anim = obj.animation_data
-        actions.append(
-            (
-                obj,
-                anim is not None,
-                None if anim is None else anim.action,
-                None if anim is None else compat.assigned_slot(anim),
-            )
-        )
+def constraints_muted_on_failure(bones: Sequence[BakeBone]) -> Iterator[None]:
+    """Put the ``mute`` flags of the bones' constraints back if the block raises (what
+    `transaction.all_or_nothing` does not record)."""
     mutes = [(c, c.mute) for bone in bones for c in bone.pose_bone.constraints]
-    known_actions = set(bpy.data.actions)
     try:
         yield
     except BaseException:
         for constraint, mute in mutes:
             constraint.mute = mute
-        for obj, had, action, slot in actions:
-            anim = obj.animation_data
-            if anim is None:
-                continue
-            if not had:
-                obj.animation_data_clear()
-                continue
-            if anim.action is not action:
-                anim.action = action
-            if action is not None and compat.assigned_slot(anim) != slot:
-                setattr(anim, "action_slot", slot)  # noqa: B010 (4.4+)
-        for action in set(bpy.data.actions) - known_actions:
-            bpy.data.actions.remove(action)
         raise
 
 
 def active_action(obj: bpy.types.Object) -> animdata.ActionUse:
     """The object's active action with its slot, made (and a slot assigned, 4.4+) when
-    missing. Call inside `undoable_extras`."""
+    missing. Call inside `transaction.all_or_nothing`, which removes it if the block fails."""
     anim = obj.animation_data or obj.animation_data_create()
     if anim.action is None:
         anim.action = bpy.data.actions.new(f"{obj.name}Action")

@@ -195,3 +195,29 @@ def test_ik_reach_failing_halfway_changes_nothing(addon, fault):
     bpy.context.view_layer.update()
     tail = np.array(obj.matrix_world @ obj.pose.bones["C"].tail)
     _check(fault, obj, bpy.ops.pose.rq_ik_reach, 3, target=tuple(tail + (0.3, -0.4, 0.2)))
+
+
+def test_auto_key_failing_removes_the_action_it_made(addon, fault):
+    """pose.rq_ik_reach with auto-keying on an unanimated RQ chain: the first bone's key
+    makes the object's action, the second bone's key fails. The action is unassigned and
+    removed (the record of the actions that existed cannot hold it)."""
+    bone_modes = ro.addon_module("rq_blender.bone_modes")
+    obj = rigs.armature(NAMES)
+    for pose_bone in obj.pose.bones:
+        bone_modes.enter_mode(pose_bone, "RQ", (0.1, 0.2, 0.3))
+    obj.data.bones.active = obj.data.bones["C"]
+    bpy.context.view_layer.update()
+    bpy.context.scene.tool_settings.use_keyframe_insert_auto = True
+    target = tuple(np.array(obj.matrix_world @ obj.pose.bones["C"].tail) + (0.3, -0.4, 0.2))
+    actions = set(bpy.data.actions)
+    before = whole_state(obj)
+    calls = fault([("rq_blender.pose_mirror", "key_rotation")], 2)
+    with pytest.raises(RuntimeError, match=r"Nothing changed: injected fault in call 2$"):
+        bpy.ops.pose.rq_ik_reach(target=target)
+    assert calls["count"] == 2
+    assert obj.animation_data.action is None
+    assert set(bpy.data.actions) == actions
+    assert differences(before, whole_state(obj)) == []
+    fault([], 0)
+    assert bpy.ops.pose.rq_ik_reach(target=target) == {'FINISHED'}
+    assert obj.animation_data.action is not None  # so the checks above could fail
