@@ -19,7 +19,7 @@ import bpy
 import numpy as np
 from bpy.props import BoolProperty, IntProperty
 
-from ..rq_blender import progress, reports, transaction, visual_bake
+from ..rq_blender import parameter_curves, progress, reports, transaction, visual_bake
 from ..rq_blender.registration import register_classes_factory
 
 if TYPE_CHECKING:
@@ -125,11 +125,7 @@ class POSE_OT_rq_bake_visual(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        obj = context.object
-        if obj is None or obj.type != 'ARMATURE' or obj.mode != 'POSE':
-            cls.poll_message_set("Needs an armature in Pose mode")  # type: ignore[attr-defined]
-            return False
-        return True
+        return parameter_curves.poll_pose(cls, context)
 
     def draw(self, _context: bpy.types.Context) -> None:
         layout = self.layout

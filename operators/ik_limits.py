@@ -30,11 +30,7 @@ class POSE_OT_rq_copy_limits_to_ik(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        obj = context.object
-        if obj is None or obj.type != 'ARMATURE' or obj.mode != 'POSE':
-            cls.poll_message_set("Needs an armature in Pose mode")  # type: ignore[attr-defined]
-            return False
-        return True
+        return parameter_curves.poll_pose(cls, context)
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         bones = [

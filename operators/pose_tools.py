@@ -39,7 +39,7 @@ from typing import Any, cast
 import bpy
 from bpy.props import BoolProperty
 
-from ..rq_blender import bone_modes, compat, pose_mirror, reports, transaction
+from ..rq_blender import bone_modes, compat, parameter_curves, pose_mirror, reports, transaction
 from ..rq_blender.registration import register_classes_factory
 from ..rq_rotation import mirror_twist_limit
 from ..rq_rotation.modes import ADDON_MODES, LIMITS, RQ, RQ_VECTOR, TWIST_LIMIT
@@ -88,13 +88,6 @@ def _deselected(pose_bones: list[bpy.types.PoseBone]) -> Iterator[None]:
             compat.set_pose_bone_selected(pose_bone, True)
 
 
-def _poll_pose(cls: Any, context: bpy.types.Context) -> bool:
-    if context.mode != 'POSE':
-        cls.poll_message_set("Needs Pose mode")
-        return False
-    return True
-
-
 def _auto_keying(context: bpy.types.Context) -> bool:
     scene = context.scene
     return scene is not None and scene.tool_settings.use_keyframe_insert_auto
@@ -116,7 +109,7 @@ class POSE_OT_rq_rot_clear(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        if not _poll_pose(cls, context):
+        if not parameter_curves.poll_pose(cls, context):
             return False
         if not _addon_and_native(context)[0]:
             cls.poll_message_set("No selected bone is in RQ or Swing/Twist mode")
@@ -164,7 +157,7 @@ class POSE_OT_rq_keyframe_insert(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        if not _poll_pose(cls, context):
+        if not parameter_curves.poll_pose(cls, context):
             return False
         if not _addon_and_native(context)[0]:
             cls.poll_message_set("No selected bone is in RQ or Swing/Twist mode")
@@ -257,7 +250,7 @@ class POSE_OT_rq_copy(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        return _poll_pose(cls, context)
+        return parameter_curves.poll_pose(cls, context)
 
     def execute(self, context: bpy.types.Context) -> set[Any]:
         _copied.clear()
@@ -302,7 +295,7 @@ class POSE_OT_rq_paste(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
-        if not _poll_pose(cls, context):
+        if not parameter_curves.poll_pose(cls, context):
             return False
         if not _copied or _stamp[0] != copy_buffer_stamp():
             cls.poll_message_set("Nothing copied with Copy Pose (RQ)")

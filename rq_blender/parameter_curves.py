@@ -207,6 +207,14 @@ def poll_pose_or_graph(cls: type, context: bpy.types.Context) -> bool:
             )
             return False
         return True
+    return poll_pose(cls, context)
+
+
+def poll_pose(cls: type, context: bpy.types.Context) -> bool:
+    """Poll of the operators that work on pose bones: an armature in Pose mode.
+
+    ``cls`` is the operator class (for ``poll_message_set``).
+    """
     obj = context.object
     if obj is None or obj.type != 'ARMATURE':
         cls.poll_message_set("The active object is not an armature")  # type: ignore[attr-defined]

@@ -22,11 +22,16 @@ ADDON_MODULE = f"bl_ext.user_default.{ADDON_ID}"
 
 
 def use_temporary_user_resources() -> pathlib.Path:
-    """Point Blender's user folder (preferences, extensions) at a new temporary folder."""
+    """Point Blender's user folder (preferences, extensions) at a new temporary folder, and
+    its temporary files at a folder inside it: Blender keeps the pose copy buffer in its
+    temporary folder's base (``TMPDIR``), where Blenders running at once (the test layers of
+    each release) would share it."""
     if "bpy" in sys.modules:
         raise RuntimeError("call use_temporary_user_resources() before importing bpy")
     folder = pathlib.Path(tempfile.mkdtemp(prefix="rq-blender-user-"))
     os.environ["BLENDER_USER_RESOURCES"] = str(folder)
+    (folder / "tmp").mkdir()
+    os.environ["TMPDIR"] = str(folder / "tmp")
     return folder
 
 
