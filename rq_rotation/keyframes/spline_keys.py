@@ -60,16 +60,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import (
-    RQSpline,
     bezier_control_points,
     bezier_derivatives,
     bezier_values,
     quat_angle_between,
     rq_angular_velocity,
-    rq_spline,
     rq_to_quat,
 )
-from ..splines import Kind
+from ..splines import Kind, rq_spline_pieces
 from . import fcurve_math
 
 # Frames between the two keys of a held jump (Blender merges keys closer than 0.01 frames;
@@ -229,13 +227,16 @@ class _Pieces:
         return np.append(self.curve[1:] != self.curve[:-1], True)
 
 
-def _pieces(splines: Sequence[RQSpline]) -> _Pieces:
+def _pieces(
+    inputs: Sequence[SplineInput], kind: Kind, reparameterize_segments: bool = True
+) -> _Pieces:
+    """The pieces of the core's spline of every input (`rq_spline_pieces`)."""
     return _Pieces(
-        curve=np.repeat(np.arange(len(splines)), [len(s.starts) for s in splines]),
-        starts=np.concatenate([s.starts for s in splines]),
-        ends=np.concatenate([s.ends for s in splines]),
-        control_points=np.concatenate([s.control_points for s in splines]),
-        charts=np.concatenate([s.charts for s in splines]),
+        *rq_spline_pieces(
+            [(item.times, item.keys, item.angular_velocities) for item in inputs],
+            kind,
+            reparameterize_segments,
+        )
     )
 
 
@@ -777,26 +778,17 @@ def fit_many(
     """
     if not inputs:
         return []
-    splines = [
-        rq_spline(item.times, item.keys, kind, angular_velocities=item.angular_velocities)
-        for item in inputs
-    ]
-    pieces = _pieces(splines)
+    pieces = _pieces(inputs, kind)
     # Every change held (exact pieces), and where some change is costly, runs lifted instead;
     # each curve takes whichever follows its spline more closely.
     keys, worst = _fit(pieces, pieces.charts, None, tolerance, planar)
     written = _written_charts(pieces, tolerance)
     if (written != pieces.charts).any():
+        # The same pieces without reparameterization, of the curves with a lifted piece.
+        lifting = np.unique(pieces.curve[written != pieces.charts])
+        unmoved = _pieces([inputs[c] for c in lifting.tolist()], kind, False)
         raw = np.zeros_like(pieces.control_points)
-        for c in np.unique(pieces.curve[written != pieces.charts]).tolist():
-            item = inputs[c]
-            raw[pieces.curve == c] = rq_spline(
-                item.times,
-                item.keys,
-                kind,
-                angular_velocities=item.angular_velocities,
-                reparameterize_segments=False,
-            ).control_points
+        raw[np.isin(pieces.curve, lifting)] = unmoved.control_points
         lifted_keys, lifted_worst = _fit(pieces, written, raw, tolerance, planar)
         better = lifted_worst < worst
         keys = _KeyRows.join(
