@@ -799,26 +799,25 @@ def fit_many(
     jumps = np.bincount(
         keys.curve, weights=keys.code == fcurve_math.CONSTANT, minlength=len(inputs)
     ).astype(np.intp)
+    # (n, 3, 2) handle points of every key, sliced per curve below.
+    handle_left, handle_right = (
+        np.stack([np.broadcast_to(frames[:, None], values.shape), values], axis=-1)
+        for frames, values in ((keys.left_time, keys.left), (keys.right_time, keys.right))
+    )
+    code = keys.code.astype(np.int32)
     results = []
     for c, (lo, hi) in enumerate(
         zip((np.cumsum(counts) - counts).tolist(), np.cumsum(counts).tolist(), strict=True)
     ):
-        n = hi - lo
-
-        def handle(
-            frames: np.ndarray, values: np.ndarray, lo: int = lo, hi: int = hi, n: int = n
-        ) -> np.ndarray:
-            return np.stack([np.broadcast_to(frames[lo:hi, None], (n, 3)), values[lo:hi]], axis=-1)
-
         results.append(
             SplineKeys(
                 keys.time[lo:hi],
                 keys.value[lo:hi],
-                handle(keys.left_time, keys.left),
-                handle(keys.right_time, keys.right),
-                n - len(inputs[c].times),
+                handle_left[lo:hi],
+                handle_right[lo:hi],
+                hi - lo - len(inputs[c].times),
                 float(worst[c]),
-                keys.code[lo:hi].astype(np.int32),
+                code[lo:hi],
                 int(jumps[c]),
             )
         )
