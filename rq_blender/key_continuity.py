@@ -64,24 +64,26 @@ def filtered_values(
         elif curves.name != RQ_VECTOR.name:
             raise ValueError(f"the continuity filter does not change {curves.name}")
     if vectors:
-        times = [targets[i].key_times() for i in vectors]
+        key_times = [targets[i].key_times() for i in vectors]
         stack = animdata.ChannelStack(
             [targets[i].channels for i in vectors], np.array([targets[i].static for i in vectors])
         )
-        sizes = [len(t) for t in times]
-        before = stack.evaluate(np.repeat(np.arange(len(vectors)), sizes), np.concatenate(times))
+        sizes = [len(t) for t in key_times]
+        joined = stack.evaluate(
+            np.repeat(np.arange(len(vectors)), sizes), np.concatenate(key_times)
+        )
         # Each stretch between held jumps on its own, from its first key as it is.
         restart = np.concatenate(
             [
                 held_jumps([None if c is None else c.keys for c in targets[i].channels], t)
-                for i, t in zip(vectors, times, strict=True)
+                for i, t in zip(vectors, key_times, strict=True)
             ]
         )
-        restart[np.cumsum(sizes)[:-1]] = True
-        after = rq_sequence_continuous(before, restart)
         cuts = np.cumsum(sizes)[:-1]
+        restart[cuts] = True
+        chained = rq_sequence_continuous(joined, restart)
         for i, t, b, a in zip(
-            vectors, times, np.split(before, cuts), np.split(after, cuts), strict=True
+            vectors, key_times, np.split(joined, cuts), np.split(chained, cuts), strict=True
         ):
             out[i] = (t, b, a)
     return [item for item in out if item is not None]
