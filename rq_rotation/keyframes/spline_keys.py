@@ -784,17 +784,26 @@ def fit_many(
     keys, worst = _fit(pieces, pieces.charts, None, tolerance, planar)
     written = _written_charts(pieces, tolerance)
     if (written != pieces.charts).any():
-        # The same pieces without reparameterization, of the curves with a lifted piece.
+        # Only the curves with a lifted piece are fitted again (numbered among themselves),
+        # with their pieces without reparameterization.
         lifting = np.unique(pieces.curve[written != pieces.charts])
-        unmoved = _pieces([inputs[c] for c in lifting.tolist()], kind, False)
-        raw = np.zeros_like(pieces.control_points)
-        raw[np.isin(pieces.curve, lifting)] = unmoved.control_points
-        lifted_keys, lifted_worst = _fit(pieces, written, raw, tolerance, planar)
-        better = lifted_worst < worst
+        mine = np.isin(pieces.curve, lifting)
+        subset = _Pieces(
+            np.searchsorted(lifting, pieces.curve[mine]),
+            pieces.starts[mine],
+            pieces.ends[mine],
+            pieces.control_points[mine],
+            pieces.charts[mine],
+        )
+        raw = _pieces([inputs[c] for c in lifting.tolist()], kind, False).control_points
+        lifted_keys, lifted_worst = _fit(subset, written[mine], raw, tolerance, planar)
+        lifted_keys.curve = lifting[lifted_keys.curve]
+        better = np.zeros(len(inputs), dtype=bool)
+        better[lifting] = lifted_worst < worst[lifting]
         keys = _KeyRows.join(
             [keys.where(~better[keys.curve]), lifted_keys.where(better[lifted_keys.curve])]
         )
-        worst = np.where(better, lifted_worst, worst)
+        worst[lifting] = np.where(better[lifting], lifted_worst, worst[lifting])
     counts = np.bincount(keys.curve, minlength=len(inputs))
     jumps = np.bincount(
         keys.curve, weights=keys.code == fcurve_math.CONSTANT, minlength=len(inputs)
