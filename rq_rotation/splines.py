@@ -182,12 +182,27 @@ def bezier_control_points(
         if m.shape != keys.shape:
             raise ValueError("tangents must have shape (K, 3)")
     else:
-        m = np.empty_like(keys)
-        m[0] = (keys[1] - keys[0]) / h[0]
-        m[-1] = (keys[-1] - keys[-2]) / h[-1]
-        m[1:-1] = (keys[2:] - keys[:-2]) / (times[2:] - times[:-2])[:, None]
+        return _catmull_rom_segments(times, keys, np.arange(len(times)) == len(times) - 1)
     hh = (h / 3.0)[:, None]
     return np.stack([keys[:-1], keys[:-1] + m[:-1] * hh, keys[1:] - m[1:] * hh, keys[1:]], axis=1)
+
+
+def _catmull_rom_segments(
+    times: NDArray[np.float64], keys: NDArray[np.float64], last: NDArray[np.bool_]
+) -> NDArray[np.float64]:
+    """Catmull-Rom Bezier control points (S, 4, 3) of curves stacked end to end: ``times``
+    (N,) and ``keys`` (N, 3), ``last`` (N,) marking each curve's last key; one segment per key
+    that is not a last one, in order. Tangents ``(p[i+1] - p[i-1]) / (t[i+1] - t[i-1])``,
+    one-sided at each curve's ends."""
+    row = np.arange(len(times))
+    first = np.append(True, last[:-1])
+    after = np.where(last, row, row + 1)
+    before = np.where(first, row, row - 1)
+    m = (keys[after] - keys[before]) / (times[after] - times[before])[:, None]
+    start = np.flatnonzero(~last)
+    hh = ((times[start + 1] - times[start]) / 3.0)[:, None]
+    p0, p3 = keys[start], keys[start + 1]
+    return np.stack([p0, p0 + m[start] * hh, p3 - m[start + 1] * hh, p3], axis=1)
 
 
 def _as_handles(handles: ArrayLike, k: int) -> NDArray[np.float64]:
@@ -294,19 +309,34 @@ def rq_spline_pieces(
     curve (same ``starts``, ``ends``, ``control_points``, ``charts``). One numpy pass over
     all segments: the per-curve work is only `bezier_control_points`.
     """
-    segs = []
-    t0 = []
-    t1 = []
-    for times, keys, omega in curves:
-        times = as_scalars(times, "times")
-        segs.append(bezier_control_points(times, keys, kind, angular_velocities=omega))
-        t0.append(times[:-1])
-        t1.append(times[1:])
-    counts = [len(s) for s in segs]
+    if kind == "catmull_rom":  # all curves in one pass
+        for times, keys, _ in curves:
+            if np.ndim(times) != 1 or np.shape(keys) != (len(times), 3) or len(times) < 2:
+                raise ValueError("times must have shape (K,) and keys shape (K, 3), K >= 2")
+        times = as_scalars(np.concatenate([c[0] for c in curves]), "times")
+        keys = as_vectors(np.concatenate([c[1] for c in curves]), "keys")
+        last = np.zeros(len(times), dtype=bool)
+        last[np.cumsum([len(c[0]) for c in curves]) - 1] = True
+        if np.any(np.diff(times)[~last[:-1]] <= 0):
+            raise ValueError("times must be strictly increasing")
+        segments = _catmull_rom_segments(times, keys, last)
+        counts = [len(c[0]) - 1 for c in curves]
+        t0, t1 = times[:-1][~last[:-1]], times[1:][~last[:-1]]
+    else:
+        parts = []
+        for times, keys, omega in curves:
+            times = as_scalars(times, "times")
+            parts.append(
+                (times, bezier_control_points(times, keys, kind, angular_velocities=omega))
+            )
+        segments = np.concatenate([p for _, p in parts])
+        counts = [len(p) for _, p in parts]
+        t0 = np.concatenate([t[:-1] for t, _ in parts])
+        t1 = np.concatenate([t[1:] for t, _ in parts])
     seg_idx, _, starts, ends, pieces, charts, _, _ = _split_and_chart(
-        np.concatenate(segs),
-        np.concatenate(t0),
-        np.concatenate(t1),
+        segments,
+        t0,
+        t1,
         MAX_EXTENT,
         reparameterize_segments,
         REPARAMETERIZE_MARGIN,

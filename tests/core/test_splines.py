@@ -153,6 +153,18 @@ def test_pieces_of_many_curves_are_each_curves_spline(kind, reparameterize, rng)
     assert (np.diff(curve) >= 0).all() and (charts != 0).any() == reparameterize
 
 
+@pytest.mark.parametrize("kind", ["catmull_rom", "bspline"])
+def test_pieces_of_many_curves_refuse_bad_input(kind):
+    good = (np.array([0.0, 1.0, 2.0]), np.zeros((3, 3)), None)
+    for bad, match in (
+        ((np.array([0.0, 2.0, 1.0]), np.zeros((3, 3)), None), "increasing"),
+        ((np.array([0.0, 1.0]), np.zeros((3, 3)), None), "shape"),
+        ((np.array([0.0, 1.0, 2.0]), np.full((3, 3), np.nan), None), "NaN"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            rq.splines.rq_spline_pieces([good, bad], kind)
+
+
 def _figure2_with_scipy(samples=200):
     """The issue's Figure 2 experiment written independently of rq_rotation: scipy rotations,
     explicit cubic Bernstein polynomials, slerp as ``a * exp(u log(a^-1 b))`` (the short arc,
