@@ -307,20 +307,20 @@ def rq_spline_pieces(
     control_points, charts)``: shapes (P,) but ``control_points`` (P, 4, 3), sorted by curve
     and time; piece ``p`` belongs to ``curves[curve[p]]`` and is `RQSpline`'s piece of that
     curve (same ``starts``, ``ends``, ``control_points``, ``charts``). One numpy pass over
-    all segments: the per-curve work is only `bezier_control_points`.
+    all segments; only kinds other than Catmull-Rom call `bezier_control_points` per curve.
     """
     if kind == "catmull_rom":  # all curves in one pass
         for times, keys, _ in curves:
-            if np.ndim(times) != 1 or np.shape(keys) != (len(times), 3) or len(times) < 2:
+            if np.ndim(times) != 1 or np.shape(keys) != (np.size(times), 3) or np.size(times) < 2:
                 raise ValueError("times must have shape (K,) and keys shape (K, 3), K >= 2")
         times = as_scalars(np.concatenate([c[0] for c in curves]), "times")
         keys = as_vectors(np.concatenate([c[1] for c in curves]), "keys")
         last = np.zeros(len(times), dtype=bool)
-        last[np.cumsum([len(c[0]) for c in curves]) - 1] = True
+        last[np.cumsum([np.size(c[0]) for c in curves]) - 1] = True
         if np.any(np.diff(times)[~last[:-1]] <= 0):
             raise ValueError("times must be strictly increasing")
         segments = _catmull_rom_segments(times, keys, last)
-        counts = [len(c[0]) - 1 for c in curves]
+        counts = [np.size(c[0]) - 1 for c in curves]
         t0, t1 = times[:-1][~last[:-1]], times[1:][~last[:-1]]
     else:
         parts = []
