@@ -52,8 +52,9 @@ class POSE_OT_rq_continuity_filter(bpy.types.Operator):
             ):
                 for c in targets:
                     bone_modes.check_values(parameter_curves.pose_bone(c.obj, c.bone_name))
-                for done, curves in enumerate(targets):
-                    count = key_continuity.apply_filter(curves)
+                filtered = key_continuity.filtered_values(targets)
+                for done, (curves, values) in enumerate(zip(targets, filtered, strict=True)):
+                    count = key_continuity.apply_filter(curves, values)
                     if count:
                         changed += count
                         changed_bones.add((curves.obj.name_full, curves.bone_name))

@@ -23,6 +23,8 @@ after it, so running it after the spline operator keeps that spline.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from ..rq_rotation import rq_sequence_continuous
@@ -37,51 +39,67 @@ FILTERED_PARAMETERS = (RQ_VECTOR.name, TWIST.name)
 UNCHANGED = 1e-6
 
 
-def filtered_values(curves: ParameterCurves) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The parameter at the union of its key times, before and after the filter.
+def filtered_values(
+    targets: Sequence[ParameterCurves],
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Each parameter at the union of its key times, before and after the filter.
+
+    The ``rq_vector`` parameters of all ``targets`` are evaluated together
+    (`animdata.ChannelStack`) and chained in one `rq_sequence_continuous` pass (restarting
+    at each parameter's first key and after each held jump); each twist on its own.
 
     Returns
     -------
-    times : ndarray, shape (n,)
-    before, after : ndarray, shape (n, k)
+    list of (times, before, after), one per target
+        times : ndarray, shape (n,); before, after : ndarray, shape (n, k)
     """
-    times = curves.key_times()
-    before = curves.values(times)
-    if curves.name == RQ_VECTOR.name:
-        # Each stretch between held jumps on its own, from its first key as it is.
-        after = (
-            np.concatenate(
-                [
-                    rq_sequence_continuous(part)
-                    for part in np.split(
-                        before,
-                        np.flatnonzero(
-                            held_jumps(
-                                [None if c is None else c.keys for c in curves.channels], times
-                            )
-                        ),
-                    )
-                ]
-            )
-            if len(times)
-            else before.copy()
+    out: list[tuple[np.ndarray, np.ndarray, np.ndarray] | None] = [None] * len(targets)
+    vectors = [i for i, c in enumerate(targets) if c.name == RQ_VECTOR.name]
+    for i, curves in enumerate(targets):
+        if curves.name == TWIST.name:
+            times = curves.key_times()
+            before = curves.values(times)
+            _, (low, high) = bone_modes.joint_limits(curves.pose_bone)
+            out[i] = (times, before, continuous_twists(before[:, 0], low, high)[:, None])
+        elif curves.name != RQ_VECTOR.name:
+            raise ValueError(f"the continuity filter does not change {curves.name}")
+    if vectors:
+        key_times = [targets[i].key_times() for i in vectors]
+        stack = animdata.ChannelStack(
+            [targets[i].channels for i in vectors], np.array([targets[i].static for i in vectors])
         )
-    elif curves.name == TWIST.name:
-        _, (low, high) = bone_modes.joint_limits(curves.pose_bone)
-        after = continuous_twists(before[:, 0], low, high)[:, None]
-    else:
-        raise ValueError(f"the continuity filter does not change {curves.name}")
-    return times, before, after
+        sizes = [len(t) for t in key_times]
+        joined = stack.evaluate(
+            np.repeat(np.arange(len(vectors)), sizes), np.concatenate(key_times)
+        )
+        # Each stretch between held jumps on its own, from its first key as it is.
+        restart = np.concatenate(
+            [
+                held_jumps([None if c is None else c.keys for c in targets[i].channels], t)
+                for i, t in zip(vectors, key_times, strict=True)
+            ]
+        )
+        cuts = np.cumsum(sizes)[:-1]
+        restart[cuts] = True
+        chained = rq_sequence_continuous(joined, restart)
+        for i, t, b, a in zip(
+            vectors, key_times, np.split(joined, cuts), np.split(chained, cuts), strict=True
+        ):
+            out[i] = (t, b, a)
+    return [item for item in out if item is not None]
 
 
-def apply_filter(curves: ParameterCurves) -> int:
-    """Filter one parameter's keys in place; returns how many key times changed.
+def apply_filter(
+    curves: ParameterCurves, filtered: tuple[np.ndarray, np.ndarray, np.ndarray]
+) -> int:
+    """Filter one parameter's keys in place to ``filtered`` (its `filtered_values`); returns
+    how many key times changed.
 
     A component keyed at every changed time has its keys (and handles) shifted. A component
     that would change at a time where it has no key is rewritten with keys at the union of the
     key times (automatic handles), which keeps the poses at every key.
     """
-    times, before, after = filtered_values(curves)
+    times, before, after = filtered
     changed = np.abs(after - before).max(axis=1, initial=0.0) > UNCHANGED
     if not changed.any():
         return 0
@@ -98,6 +116,12 @@ def apply_filter(curves: ParameterCurves) -> int:
                 animdata.shift_keys(channel, delta[at_keys])
                 continue
         animdata.write_keys(
-            owner, curves.data_path, index, curves.bone_name, times, after[:, index]
+            owner,
+            curves.data_path,
+            index,
+            curves.bone_name,
+            times,
+            after[:, index],
+            fcurve=None if channel is None else channel.fcurve,
         )
     return int(changed.sum())

@@ -94,12 +94,17 @@ def pose_bone(obj: bpy.types.Object, name: str) -> bpy.types.PoseBone:
 
 
 def read_parameter(
-    obj: bpy.types.Object, use: animdata.ActionUse, bone_name: str, name: str
+    obj: bpy.types.Object,
+    use: animdata.ActionUse,
+    bone_name: str,
+    name: str,
+    index: dict[tuple[str, int], bpy.types.FCurve] | None = None,
 ) -> ParameterCurves | None:
-    """The F-curves of one parameter in one action, ``None`` when none of them has keys."""
+    """The F-curves of one parameter in one action, ``None`` when none of them has keys.
+    ``index``: the action use's `animdata.fcurve_index`, when reading many parameters."""
     parameter = PARAMETERS[name]
     data_path = animdata.bone_data_path(bone_name, parameter.path)
-    channels = animdata.read_channels(animdata.fcurve_owner(use), data_path, parameter.size)
+    channels = animdata.read_channels(animdata.fcurve_owner(use), data_path, parameter.size, index)
     if all(c is None for c in channels):
         return None
     return ParameterCurves(obj, bone_name, name, use, channels)
@@ -166,12 +171,13 @@ def target_parameters(context: bpy.types.Context, names: Iterable[str]) -> list[
         seen: set[frozenset[int]] = set()
         for obj in _animated_armatures(context):
             for use in animdata.actions_of(obj):
+                index = animdata.fcurve_index(animdata.fcurve_owner(use))
                 for bone in pose_bones(obj):
                     for name in names:
                         path = animdata.bone_data_path(bone.name, PARAMETERS[name].path)
                         if path not in paths:
                             continue
-                        curves = read_parameter(obj, use, bone.name, name)
+                        curves = read_parameter(obj, use, bone.name, name, index)
                         if curves is None:
                             continue
                         own = frozenset(f.as_pointer() for f in curves.fcurves)
@@ -179,11 +185,18 @@ def target_parameters(context: bpy.types.Context, names: Iterable[str]) -> list[
                             seen.add(own)
                             found.append(curves)
         return found
+    # One `animdata.fcurve_index` per action use: ``FCurves.find`` scans every curve.
+    indexes: dict[str, list[tuple[animdata.ActionUse, dict]]] = {}
     for obj, bone_name in selected_pose_bones(context):
-        uses = animdata.actions_of(obj)
+        uses = indexes.get(obj.name_full)
+        if uses is None:
+            uses = indexes[obj.name_full] = [
+                (use, animdata.fcurve_index(animdata.fcurve_owner(use)))
+                for use in animdata.actions_of(obj)
+            ]
         for name in names:
-            for use in uses:
-                curves = read_parameter(obj, use, bone_name, name)
+            for use, index in uses:
+                curves = read_parameter(obj, use, bone_name, name, index)
                 if curves is not None:
                     found.append(curves)
     return found

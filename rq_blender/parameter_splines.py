@@ -61,7 +61,9 @@ def write(curves: ParameterCurves, result: spline_keys.SplineKeys) -> None:
     """Replace the parameter's keys in its action by ``result``'s (FREE handles)."""
     owner = animdata.fcurve_owner(curves.use, ensure=True)
     assert owner is not None  # ensure=True creates it
-    for index, column in enumerate(COLUMNS[curves.name]):
+    for index, (column, channel) in enumerate(
+        zip(COLUMNS[curves.name], curves.channels, strict=True)
+    ):
         animdata.write_keys(
             owner,
             curves.data_path,
@@ -71,4 +73,5 @@ def write(curves: ParameterCurves, result: spline_keys.SplineKeys) -> None:
             result.values[:, column],
             interpolation=result.interpolation,
             handles=(result.handle_left[:, column], result.handle_right[:, column]),
+            fcurve=None if channel is None else channel.fcurve,
         )

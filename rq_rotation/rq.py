@@ -252,12 +252,15 @@ def matrix_to_rq(m: ArrayLike, near: ArrayLike | None = None) -> NDArray[np.floa
     return _quat_to_rq(_matrix_to_quat(m), near)
 
 
-def rq_sequence_continuous(v: ArrayLike) -> NDArray[np.float64]:
+def rq_sequence_continuous(v: ArrayLike, restart: ArrayLike | None = None) -> NDArray[np.float64]:
     """Make a time sequence of RQ vectors continuous.
 
     Parameters
     ----------
     v : array_like, shape (N, 3)
+    restart : array_like of bool, shape (N,), optional
+        Rows kept as given, where the chain starts again: many sequences concatenated, each
+        made continuous on its own in one call (row 0 always starts one).
 
     Returns
     -------
@@ -269,6 +272,11 @@ def rq_sequence_continuous(v: ArrayLike) -> NDArray[np.float64]:
     v = as_vectors(v, "v")
     if v.ndim != 2:
         raise ValueError(f"v must have shape (N, 3), got {v.shape}")
+    starts = np.zeros(len(v), dtype=bool)
+    if restart is not None:
+        starts = np.asarray(restart, dtype=bool)
+        if starts.shape != (len(v),):
+            raise ValueError(f"restart must have shape ({len(v)},), got {starts.shape}")
     out = v.copy()
     if len(v) < 2:
         return out
@@ -282,10 +290,14 @@ def rq_sequence_continuous(v: ArrayLike) -> NDArray[np.float64]:
     ident = (n == 0.0).tolist()
     ul = u.tolist()
     al = ang.tolist()
-    px, py, pz = (float(c) for c in v[0])
+    vl = v.tolist()
+    fresh = starts.tolist()
+    px, py, pz = vl[0]
     res: list[tuple[float, float, float] | None] = [None] * len(v)
     for i in range(1, len(v)):
-        if ident[i]:
+        if fresh[i]:
+            px, py, pz = vl[i]
+        elif ident[i]:
             nn = math.sqrt(px * px + py * py + pz * pz)
             kk = round(nn / TWO_PI)
             sc = TWO_PI * kk / nn if kk > 0 else 0.0

@@ -39,6 +39,7 @@ only the rotation and the angular velocity are continuous.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -63,6 +64,10 @@ TWO_PI = 2.0 * math.pi
 Kind = Literal["catmull_rom", "hermite", "bezier", "bspline"]
 KINDS: tuple[Kind, ...] = ("catmull_rom", "hermite", "bezier", "bspline")
 
+
+#: `rq_spline`'s default ``max_extent`` and ``reparameterize_margin``.
+MAX_EXTENT = math.pi
+REPARAMETERIZE_MARGIN = 0.5 * math.pi
 
 #: The most pieces one segment is split into (`rq_spline`): a segment that would need more
 #: has unbounded tangents, and is refused with a ValueError instead of exhausting memory.
@@ -177,12 +182,27 @@ def bezier_control_points(
         if m.shape != keys.shape:
             raise ValueError("tangents must have shape (K, 3)")
     else:
-        m = np.empty_like(keys)
-        m[0] = (keys[1] - keys[0]) / h[0]
-        m[-1] = (keys[-1] - keys[-2]) / h[-1]
-        m[1:-1] = (keys[2:] - keys[:-2]) / (times[2:] - times[:-2])[:, None]
+        return _catmull_rom_segments(times, keys, np.arange(len(times)) == len(times) - 1)
     hh = (h / 3.0)[:, None]
     return np.stack([keys[:-1], keys[:-1] + m[:-1] * hh, keys[1:] - m[1:] * hh, keys[1:]], axis=1)
+
+
+def _catmull_rom_segments(
+    times: NDArray[np.float64], keys: NDArray[np.float64], last: NDArray[np.bool_]
+) -> NDArray[np.float64]:
+    """Catmull-Rom Bezier control points (S, 4, 3) of curves stacked end to end: ``times``
+    (N,) and ``keys`` (N, 3), ``last`` (N,) marking each curve's last key; one segment per key
+    that is not a last one, in order. Tangents ``(p[i+1] - p[i-1]) / (t[i+1] - t[i-1])``,
+    one-sided at each curve's ends."""
+    row = np.arange(len(times))
+    first = np.append(True, last[:-1])
+    after = np.where(last, row, row + 1)
+    before = np.where(first, row, row - 1)
+    m = (keys[after] - keys[before]) / (times[after] - times[before])[:, None]
+    start = np.flatnonzero(~last)
+    hh = ((times[start + 1] - times[start]) / 3.0)[:, None]
+    p0, p3 = keys[start], keys[start + 1]
+    return np.stack([p0, p0 + m[start] * hh, p3 - m[start + 1] * hh, p3], axis=1)
 
 
 def _as_handles(handles: ArrayLike, k: int) -> NDArray[np.float64]:
@@ -208,6 +228,121 @@ def _reparam_pieces(p: NDArray[np.float64], n: NDArray[np.intp]) -> NDArray[np.f
         out[:, end] = v * (1.0 - k)
         out[:, inner] = out[:, end] + (1.0 - k) * d + k * u * np.sum(u * d, axis=-1, keepdims=True)
     return out
+
+
+def _split_and_chart(
+    segs: NDArray[np.float64],
+    t0: NDArray[np.float64],
+    t1: NDArray[np.float64],
+    max_extent: float,
+    reparameterize_segments: bool,
+    reparameterize_margin: float,
+) -> tuple[NDArray[Any], ...]:
+    """Steps 2 and 3 of the module docstring for segments ``segs`` (S, 4, 3) spanning the
+    times ``[t0, t1]`` (S,) each, of one curve or of many (each segment on its own).
+
+    Returns ``(segment, j, starts, ends, pieces, charts, norms, turn)``, shapes (P,) but
+    ``pieces`` (P, 4, 3) (in their charts) and ``norms`` (P, 4) (of the control points before
+    reparameterization): piece ``j`` of segment ``segment``, and the angle ``turn`` between
+    the axes of its end points. See `rq_spline` for the parameters.
+    """
+    # Hidden keys: segment s splits into m[s] pieces at equal parameter steps.
+    extent = np.linalg.norm(segs[:, :, None] - segs[:, None, :], axis=-1).max(axis=(1, 2))
+    if not np.all(extent <= MAX_PIECES * max_extent):
+        worst = int(np.argmax(np.where(np.isfinite(extent), extent, np.inf)))
+        raise ValueError(
+            f"segment {worst} spans {extent[worst]:.3g} radians in RQ space, more than "
+            f"{MAX_PIECES} pieces of max_extent: its tangents are unbounded (a 'hermite' "
+            "angular velocity across the axis at a key on a 2 pi shell, where the RQ rate is "
+            "infinite); move that key off the shell (reparameterize) or use another kind"
+        )
+    m = np.maximum(1, np.ceil(extent / max_extent - 1e-12)).astype(np.intp)
+    seg_idx = np.repeat(np.arange(len(segs)), m)
+    first = np.cumsum(m) - m  # index of each segment's first piece
+    j = np.arange(len(seg_idx)) - first[seg_idx]
+    a = j / m[seg_idx]
+    b = (j + 1) / m[seg_idx]
+    pieces = segs[seg_idx]
+    split = np.flatnonzero(m[seg_idx] > 1)
+    if len(split):
+        whole, sa, sb = pieces[split], a[split], b[split]
+        pieces[split] = np.stack(
+            [
+                _blossom(whole, sa, sa, sa),
+                _blossom(whole, sa, sa, sb),
+                _blossom(whole, sa, sb, sb),
+                _blossom(whole, sb, sb, sb),
+            ],
+            axis=1,
+        )
+    s0, s1 = t0[seg_idx], t1[seg_idx]
+    starts, ends = s0 + a * (s1 - s0), s0 + b * (s1 - s0)
+    # Charts from the norms of each piece's control points.
+    norms = np.linalg.norm(pieces, axis=-1)  # (P, 4)
+    low, high = norms.min(axis=1), norms.max(axis=1)
+    charts = np.round(0.5 * (low + high) / TWO_PI).astype(np.intp)
+    nearest_shell = np.maximum(1, np.ceil((low - reparameterize_margin) / TWO_PI))
+    near = nearest_shell * TWO_PI <= high + reparameterize_margin
+    charts[~near] = 0
+    cosang = np.sum(pieces[:, 0] * pieces[:, 3], axis=-1) / np.maximum(
+        norms[:, 0] * norms[:, 3], 1e-300
+    )
+    turn = np.arccos(np.clip(cosang, -1, 1))
+    if not reparameterize_segments:
+        charts[:] = 0
+    moved = charts != 0
+    pieces[moved] = _reparam_pieces(pieces[moved], charts[moved])
+    return seg_idx, j, starts, ends, pieces, charts, norms, turn
+
+
+def rq_spline_pieces(
+    curves: Sequence[tuple[ArrayLike, ArrayLike, ArrayLike | None]],
+    kind: Kind = "catmull_rom",
+    reparameterize_segments: bool = True,
+) -> tuple[NDArray[Any], ...]:
+    """The pieces of `rq_spline` of many curves at once (default thresholds), flat.
+
+    ``curves`` holds ``(times (K,), keys (K, 3), angular_velocities (K, 3) or None)`` per
+    curve (world frame, as `rq_spline` takes them). Returns ``(curve, starts, ends,
+    control_points, charts)``: shapes (P,) but ``control_points`` (P, 4, 3), sorted by curve
+    and time; piece ``p`` belongs to ``curves[curve[p]]`` and is `RQSpline`'s piece of that
+    curve (same ``starts``, ``ends``, ``control_points``, ``charts``). One numpy pass over
+    all segments; only kinds other than Catmull-Rom call `bezier_control_points` per curve.
+    """
+    if kind == "catmull_rom":  # all curves in one pass
+        for times, keys, _ in curves:
+            if np.ndim(times) != 1 or np.shape(keys) != (np.size(times), 3) or np.size(times) < 2:
+                raise ValueError("times must have shape (K,) and keys shape (K, 3), K >= 2")
+        times = as_scalars(np.concatenate([c[0] for c in curves]), "times")
+        keys = as_vectors(np.concatenate([c[1] for c in curves]), "keys")
+        last = np.zeros(len(times), dtype=bool)
+        last[np.cumsum([np.size(c[0]) for c in curves]) - 1] = True
+        if np.any(np.diff(times)[~last[:-1]] <= 0):
+            raise ValueError("times must be strictly increasing")
+        segments = _catmull_rom_segments(times, keys, last)
+        counts = [np.size(c[0]) - 1 for c in curves]
+        t0, t1 = times[:-1][~last[:-1]], times[1:][~last[:-1]]
+    else:
+        parts = []
+        for times, keys, omega in curves:
+            times = as_scalars(times, "times")
+            parts.append(
+                (times, bezier_control_points(times, keys, kind, angular_velocities=omega))
+            )
+        segments = np.concatenate([p for _, p in parts])
+        counts = [len(p) for _, p in parts]
+        t0 = np.concatenate([t[:-1] for t, _ in parts])
+        t1 = np.concatenate([t[1:] for t, _ in parts])
+    seg_idx, _, starts, ends, pieces, charts, _, _ = _split_and_chart(
+        segments,
+        t0,
+        t1,
+        MAX_EXTENT,
+        reparameterize_segments,
+        REPARAMETERIZE_MARGIN,
+    )
+    curve = np.repeat(np.arange(len(counts)), counts)[seg_idx]
+    return curve, starts, ends, pieces, charts
 
 
 class RQSpline:
@@ -291,11 +426,11 @@ def rq_spline(
     tangents: ArrayLike | None = None,
     angular_velocities: ArrayLike | None = None,
     frame: Frame = "world",
-    max_extent: float = math.pi,
+    max_extent: float = MAX_EXTENT,
     reparameterize_segments: bool = True,
     shell_margin: float = 0.5,
     axis_turn: float = 0.35,
-    reparameterize_margin: float = 0.5 * math.pi,
+    reparameterize_margin: float = REPARAMETERIZE_MARGIN,
 ) -> RQSpline:
     """Build an RQ-space cubic spline evaluator.
 
@@ -339,53 +474,10 @@ def rq_spline(
     """
     times = as_scalars(times, "times")
     segs = bezier_control_points(times, keys, kind, tangents, angular_velocities, frame)
-    # Hidden keys: segment s splits into m[s] pieces at equal parameter steps.
-    extent = np.linalg.norm(segs[:, :, None] - segs[:, None, :], axis=-1).max(axis=(1, 2))
-    if not np.all(extent <= MAX_PIECES * max_extent):
-        worst = int(np.argmax(np.where(np.isfinite(extent), extent, np.inf)))
-        raise ValueError(
-            f"segment {worst} spans {extent[worst]:.3g} radians in RQ space, more than "
-            f"{MAX_PIECES} pieces of max_extent: its tangents are unbounded (a 'hermite' "
-            "angular velocity across the axis at a key on a 2 pi shell, where the RQ rate is "
-            "infinite); move that key off the shell (reparameterize) or use another kind"
-        )
-    m = np.maximum(1, np.ceil(extent / max_extent - 1e-12)).astype(np.intp)
-    seg_idx = np.repeat(np.arange(len(segs)), m)
-    first = np.cumsum(m) - m  # index of each segment's first piece
-    j = np.arange(len(seg_idx)) - first[seg_idx]
-    a = j / m[seg_idx]
-    b = (j + 1) / m[seg_idx]
-    pieces = segs[seg_idx]
-    split = np.flatnonzero(m[seg_idx] > 1)
-    if len(split):
-        whole, sa, sb = pieces[split], a[split], b[split]
-        pieces[split] = np.stack(
-            [
-                _blossom(whole, sa, sa, sa),
-                _blossom(whole, sa, sa, sb),
-                _blossom(whole, sa, sb, sb),
-                _blossom(whole, sb, sb, sb),
-            ],
-            axis=1,
-        )
-    t0, t1 = times[seg_idx], times[seg_idx + 1]
-    starts, ends = t0 + a * (t1 - t0), t0 + b * (t1 - t0)
-    # Charts and "shell" flags from the norms of each piece's control points.
-    norms = np.linalg.norm(pieces, axis=-1)  # (P, 4)
-    low, high = norms.min(axis=1), norms.max(axis=1)
-    charts = np.round(0.5 * (low + high) / TWO_PI).astype(np.intp)
-    nearest_shell = np.maximum(1, np.ceil((low - reparameterize_margin) / TWO_PI))
-    near = nearest_shell * TWO_PI <= high + reparameterize_margin
-    charts[~near] = 0
-    shell_d = _shell_distance(norms).min(axis=1)
-    cosang = np.sum(pieces[:, 0] * pieces[:, 3], axis=-1) / np.maximum(
-        norms[:, 0] * norms[:, 3], 1e-300
+    seg_idx, j, starts, ends, pieces, charts, norms, turn = _split_and_chart(
+        segs, times[:-1], times[1:], max_extent, reparameterize_segments, reparameterize_margin
     )
-    near_shell = (shell_d < shell_margin) & (np.arccos(np.clip(cosang, -1, 1)) > axis_turn)
-    if not reparameterize_segments:
-        charts[:] = 0
-    moved = charts != 0
-    pieces[moved] = _reparam_pieces(pieces[moved], charts[moved])
+    near_shell = (_shell_distance(norms).min(axis=1) < shell_margin) & (turn > axis_turn)
     # hidden_keys: per piece a "split" entry at its start (j > 0), then a "shell" entry at its
     # middle; then every chart change; stably sorted by time.
     later = np.flatnonzero(j > 0)

@@ -140,11 +140,16 @@ def refine_grids(
     line = np.asarray(line, dtype=np.int64)
     grid = np.asarray(times, dtype=np.float64)
     on_times = np.ones(len(grid), dtype=bool)
+    # The gaps to examine: all at first, then those next to the samples just added (the
+    # others keep their ends, so they need nothing more).
+    check = np.ones(max(len(grid) - 1, 0), dtype=bool)
     for _ in range(MAX_REFINE_PASSES):
-        if len(grid) < 2:
+        gaps = np.flatnonzero(check & (line[1:] == line[:-1]))
+        if not len(gaps):
             break
-        count = np.clip(_extra_samples(mode, grid, values, q), 0, 64)
-        count[line[1:] != line[:-1]] = 0
+        ends = np.stack([gaps, gaps + 1], axis=1).ravel()
+        count = np.zeros(len(grid) - 1, dtype=np.int64)
+        count[gaps] = np.clip(_extra_samples(mode, grid[ends], values[ends], q[ends])[0::2], 0, 64)
         if not count.any():
             break
         # Gap i gets count[i] evenly spaced samples; only they are evaluated.
@@ -153,11 +158,28 @@ def refine_grids(
         new = grid[gap] + (grid[gap + 1] - grid[gap]) * rank / (count[gap] + 1)
         new_line = line[gap]
         new_values = evaluate(new_line, new)
-        all_lines = np.concatenate([line, new_line])
-        order = np.lexsort((np.concatenate([grid, new]), all_lines))
-        line = all_lines[order]
-        grid = np.concatenate([grid, new])[order]
-        on_times = np.concatenate([on_times, np.zeros(len(new), dtype=bool)])[order]
-        values = np.concatenate([values, new_values])[order]
-        q = np.concatenate([q, values_to_quat(mode, new_values)])[order]
+        # Merged in place of a sort: the samples of gap i go right after point i.
+        before = np.concatenate([[0], np.cumsum(count)])  # new samples before each point
+        old_at = np.arange(len(grid)) + before
+        new_at = gap + before[gap] + rank
+        size = len(grid) + len(new)
+        line = _merge(line, new_line, old_at, new_at, size)
+        grid = _merge(grid, new, old_at, new_at, size)
+        on_times = _merge(on_times, np.zeros(len(new), dtype=bool), old_at, new_at, size)
+        values = _merge(values, new_values, old_at, new_at, size)
+        q = _merge(q, values_to_quat(mode, new_values), old_at, new_at, size)
+        check = np.zeros(size - 1, dtype=bool)
+        check[new_at - 1] = True
+        check[new_at] = True
     return line, grid, on_times, values, q
+
+
+def _merge(
+    old: np.ndarray, new: np.ndarray, old_at: np.ndarray, new_at: np.ndarray, size: int
+) -> np.ndarray:
+    """``old`` (n, ...) and ``new`` (m, ...) rows placed at ``old_at`` (n,) and ``new_at``
+    (m,) of an array of ``size`` = n + m rows."""
+    out = np.empty((size, *old.shape[1:]), dtype=old.dtype)
+    out[old_at] = old
+    out[new_at] = new
+    return out

@@ -60,16 +60,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import (
-    RQSpline,
     bezier_control_points,
     bezier_derivatives,
     bezier_values,
     quat_angle_between,
     rq_angular_velocity,
-    rq_spline,
     rq_to_quat,
 )
-from ..splines import Kind
+from ..splines import Kind, rq_spline_pieces
 from . import fcurve_math
 
 # Frames between the two keys of a held jump (Blender merges keys closer than 0.01 frames;
@@ -229,13 +227,16 @@ class _Pieces:
         return np.append(self.curve[1:] != self.curve[:-1], True)
 
 
-def _pieces(splines: Sequence[RQSpline]) -> _Pieces:
+def _pieces(
+    inputs: Sequence[SplineInput], kind: Kind, reparameterize_segments: bool = True
+) -> _Pieces:
+    """The pieces of the core's spline of every input (`rq_spline_pieces`)."""
     return _Pieces(
-        curve=np.repeat(np.arange(len(splines)), [len(s.starts) for s in splines]),
-        starts=np.concatenate([s.starts for s in splines]),
-        ends=np.concatenate([s.ends for s in splines]),
-        control_points=np.concatenate([s.control_points for s in splines]),
-        charts=np.concatenate([s.charts for s in splines]),
+        *rq_spline_pieces(
+            [(item.times, item.keys, item.angular_velocities) for item in inputs],
+            kind,
+            reparameterize_segments,
+        )
     )
 
 
@@ -777,56 +778,55 @@ def fit_many(
     """
     if not inputs:
         return []
-    splines = [
-        rq_spline(item.times, item.keys, kind, angular_velocities=item.angular_velocities)
-        for item in inputs
-    ]
-    pieces = _pieces(splines)
+    pieces = _pieces(inputs, kind)
     # Every change held (exact pieces), and where some change is costly, runs lifted instead;
     # each curve takes whichever follows its spline more closely.
     keys, worst = _fit(pieces, pieces.charts, None, tolerance, planar)
     written = _written_charts(pieces, tolerance)
     if (written != pieces.charts).any():
-        raw = np.zeros_like(pieces.control_points)
-        for c in np.unique(pieces.curve[written != pieces.charts]).tolist():
-            item = inputs[c]
-            raw[pieces.curve == c] = rq_spline(
-                item.times,
-                item.keys,
-                kind,
-                angular_velocities=item.angular_velocities,
-                reparameterize_segments=False,
-            ).control_points
-        lifted_keys, lifted_worst = _fit(pieces, written, raw, tolerance, planar)
-        better = lifted_worst < worst
+        # Only the curves with a lifted piece are fitted again (numbered among themselves),
+        # with their pieces without reparameterization.
+        lifting = np.unique(pieces.curve[written != pieces.charts])
+        mine = np.isin(pieces.curve, lifting)
+        subset = _Pieces(
+            np.searchsorted(lifting, pieces.curve[mine]),
+            pieces.starts[mine],
+            pieces.ends[mine],
+            pieces.control_points[mine],
+            pieces.charts[mine],
+        )
+        raw = _pieces([inputs[c] for c in lifting.tolist()], kind, False).control_points
+        lifted_keys, lifted_worst = _fit(subset, written[mine], raw, tolerance, planar)
+        lifted_keys.curve = lifting[lifted_keys.curve]
+        better = np.zeros(len(inputs), dtype=bool)
+        better[lifting] = lifted_worst < worst[lifting]
         keys = _KeyRows.join(
             [keys.where(~better[keys.curve]), lifted_keys.where(better[lifted_keys.curve])]
         )
-        worst = np.where(better, lifted_worst, worst)
+        worst[lifting] = np.where(better[lifting], lifted_worst, worst[lifting])
     counts = np.bincount(keys.curve, minlength=len(inputs))
     jumps = np.bincount(
         keys.curve, weights=keys.code == fcurve_math.CONSTANT, minlength=len(inputs)
     ).astype(np.intp)
+    # (n, 3, 2) handle points of every key, sliced per curve below.
+    handle_left, handle_right = (
+        np.stack([np.broadcast_to(frames[:, None], values.shape), values], axis=-1)
+        for frames, values in ((keys.left_time, keys.left), (keys.right_time, keys.right))
+    )
+    code = keys.code.astype(np.int32)
     results = []
     for c, (lo, hi) in enumerate(
         zip((np.cumsum(counts) - counts).tolist(), np.cumsum(counts).tolist(), strict=True)
     ):
-        n = hi - lo
-
-        def handle(
-            frames: np.ndarray, values: np.ndarray, lo: int = lo, hi: int = hi, n: int = n
-        ) -> np.ndarray:
-            return np.stack([np.broadcast_to(frames[lo:hi, None], (n, 3)), values[lo:hi]], axis=-1)
-
         results.append(
             SplineKeys(
                 keys.time[lo:hi],
                 keys.value[lo:hi],
-                handle(keys.left_time, keys.left),
-                handle(keys.right_time, keys.right),
-                n - len(inputs[c].times),
+                handle_left[lo:hi],
+                handle_right[lo:hi],
+                hi - lo - len(inputs[c].times),
                 float(worst[c]),
-                keys.code[lo:hi].astype(np.int32),
+                code[lo:hi],
                 int(jumps[c]),
             )
         )

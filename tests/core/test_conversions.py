@@ -175,6 +175,22 @@ def test_sequence_continuous_is_the_near_rule_frame_by_frame(rng):
     assert np.abs(rq.quat_to_rq(rq.rq_to_quat(got)) - wrapped).max() < 1e-12
 
 
+def test_sequence_continuous_restarts_where_told(rng):
+    """Sequences concatenated with ``restart`` at their starts: each as if alone, its first
+    row kept as given (even on a far shell); a bad mask is refused."""
+    parts = [np.cumsum(rng.normal(0, 1.5, (n, 3)), axis=0) for n in (7, 1, 30, 12)]
+    parts[2][0] = [0.0, 0.0, 3 * TWO_PI + 0.2]
+    wrapped = [rq.quat_to_rq(rq.rq_to_quat(p)) for p in parts]
+    wrapped[2][0] = parts[2][0]
+    restart = np.concatenate([np.arange(len(p)) == 0 for p in wrapped])
+    got = rq.rq_sequence_continuous(np.concatenate(wrapped), restart)
+    np.testing.assert_array_equal(
+        got, np.concatenate([rq.rq_sequence_continuous(p) for p in wrapped])
+    )
+    with pytest.raises(ValueError, match="restart"):
+        rq.rq_sequence_continuous(np.zeros((4, 3)), np.zeros(3, dtype=bool))
+
+
 def test_matrix_to_quat_w_nonnegative_and_matches_scipy(rng):
     q = rng.normal(size=(3000, 4))
     q[:10, 1:] = 0.0

@@ -198,7 +198,7 @@ def test_lifted_runs_follow_the_spline():
         [spline_keys.SplineInput(times, keys)], "catmull_rom", 1e9
     )
     assert _deviation(held, spline, _dense(times, per_frame=80)).max() > TOLERANCE
-    pieces = spline_keys._pieces([spline])
+    pieces = spline_keys._pieces([spline_keys.SplineInput(times, keys)], "catmull_rom")
     written = spline_keys._written_charts(pieces, TOLERANCE)
     assert (written != pieces.charts).any()  # the case lifts
     raw = rq.rq_spline(times, keys, "catmull_rom", reparameterize_segments=False).control_points

@@ -125,6 +125,46 @@ def test_multi_revolution_hidden_keys_and_charts():
     assert rq.quat_angle_between(sp1.evaluate_quat(tt), q_global).max() < 1e-12
 
 
+@pytest.mark.parametrize("kind", ["catmull_rom", "hermite", "bspline"])
+@pytest.mark.parametrize("reparameterize", [True, False])
+def test_pieces_of_many_curves_are_each_curves_spline(kind, reparameterize, rng):
+    """`rq_spline_pieces` (one pass over many curves) gives each curve's `rq_spline` pieces,
+    also for spins across several shells (split and reparameterized pieces)."""
+    curves = []
+    for count in (2, 5, 9, 3):
+        times = np.cumsum(rng.uniform(0.5, 20.0, count))
+        keys = np.cumsum(rng.normal(0.0, 2.5, (count, 3)), axis=0)
+        omega = rng.normal(0.0, 0.3, (count, 3)) if kind == "hermite" else None
+        curves.append((times, keys, omega))
+    if kind == "bspline":
+        curves = [c for c in curves if len(c[0]) >= 3]
+    curve, starts, ends, control_points, charts = rq.splines.rq_spline_pieces(
+        curves, kind, reparameterize
+    )
+    for number, (times, keys, omega) in enumerate(curves):
+        one = rq.rq_spline(
+            times, keys, kind, angular_velocities=omega, reparameterize_segments=reparameterize
+        )
+        mine = curve == number
+        np.testing.assert_array_equal(starts[mine], one.starts)
+        np.testing.assert_array_equal(ends[mine], one.ends)
+        np.testing.assert_array_equal(control_points[mine], one.control_points)
+        np.testing.assert_array_equal(charts[mine], one.charts)
+    assert (np.diff(curve) >= 0).all() and (charts != 0).any() == reparameterize
+
+
+@pytest.mark.parametrize("kind", ["catmull_rom", "bspline"])
+def test_pieces_of_many_curves_refuse_bad_input(kind):
+    good = (np.array([0.0, 1.0, 2.0]), np.zeros((3, 3)), None)
+    for bad, match in (
+        ((np.array([0.0, 2.0, 1.0]), np.zeros((3, 3)), None), "increasing"),
+        ((np.array([0.0, 1.0]), np.zeros((3, 3)), None), "shape"),
+        ((np.array([0.0, 1.0, 2.0]), np.full((3, 3), np.nan), None), "NaN"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            rq.splines.rq_spline_pieces([good, bad], kind)
+
+
 def _figure2_with_scipy(samples=200):
     """The issue's Figure 2 experiment written independently of rq_rotation: scipy rotations,
     explicit cubic Bernstein polynomials, slerp as ``a * exp(u log(a^-1 b))`` (the short arc,
