@@ -14,11 +14,20 @@ import numpy as np
 from .fcurve_math import evaluate_segments
 
 
+# How the error of a segment shrinks as its gap is split: an interpolating cubic spline's
+# error falls like the fourth power of its key spacing. `add_worst_frames` uses it to predict
+# how many keys a gap needs, so a long gap far over the tolerance is split in one step
+# instead of halved pass after pass.
+ERROR_ORDER = 4.0
+
+
 def add_worst_frames(
     kept: np.ndarray, error: np.ndarray, tolerance: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """Keep, in every gap between kept frames with an error above ``tolerance``, the frame
-    with the largest error (the first of equal ones).
+    with the largest error (the first of equal ones); a gap whose largest error ``E`` calls
+    for ``m = ceil((E / tolerance) ** (1 / ERROR_ORDER)) >= 3`` pieces is also split at
+    ``m - 1`` evenly spaced frames (the spacing its error predicts, `ERROR_ORDER`).
 
     Parameters
     ----------
@@ -49,7 +58,18 @@ def add_worst_frames(
     is_worst = error[index] == np.repeat(worst, np.diff(np.append(starts, len(index))))
     candidates = np.flatnonzero(is_worst)
     first = np.concatenate([[True], gap[candidates][1:] != gap[candidates][:-1]])
+    kept_at = np.flatnonzero(kept)
+    # Each over gap's kept ends (frames kept[low] and kept[high]) and predicted pieces.
+    low = kept_at[gap[starts] - 1]
+    high = kept_at[np.minimum(gap[starts], len(kept_at) - 1)]
+    pieces = np.ceil((worst / tolerance) ** (1.0 / ERROR_ORDER)).astype(np.int64)
+    pieces = np.where(pieces >= 3, np.minimum(pieces, high - low), 1)
     kept[index[candidates[first]]] = True
+    if (pieces > 1).any():
+        cut = np.repeat(np.arange(len(pieces)), pieces - 1)
+        rank = np.arange(len(cut)) - np.repeat(np.cumsum(pieces - 1) - (pieces - 1), pieces - 1)
+        span = (high - low)[cut]
+        kept[low[cut] + ((rank + 1) * span) // pieces[cut]] = True
     return kept, over
 
 

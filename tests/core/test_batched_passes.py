@@ -118,6 +118,22 @@ def test_add_worst_frames_keeps_the_worst_of_each_gap_over_the_tolerance():
     assert not none.any()
 
 
+def test_add_worst_frames_splits_a_gap_far_over_the_tolerance_evenly():
+    # One gap of 100 frames whose worst error is 500x the tolerance: (500)^(1/4) -> 5 pieces.
+    kept = np.zeros(101, dtype=bool)
+    kept[[0, 100]] = True
+    error = np.full(101, 40.0)
+    error[kept] = 0.0
+    error[33] = 50.0
+    new, _ = add_worst_frames(kept, error, 0.1)
+    np.testing.assert_array_equal(np.flatnonzero(new), [0, 20, 33, 40, 60, 80, 100])
+    # A gap just over the tolerance only gets its worst frame.
+    error[error > 0] = 0.2
+    error[70] = 0.3
+    new, _ = add_worst_frames(kept, error, 0.1)
+    np.testing.assert_array_equal(np.flatnonzero(new), [0, 70, 100])
+
+
 def test_changed_segments_marks_frames_next_to_changed_or_new_keys():
     kept = np.array([1, 0, 1, 0, 0, 1], dtype=bool)
     points = np.full((6, 6, 1), np.nan, dtype=np.float32)
