@@ -43,6 +43,7 @@ from ..rq_rotation.keyframes.continuity import continuous_values
 from ..rq_rotation.keyframes.limits import fit_to_limits, limits_restrict_nothing, shorten_swings
 from ..rq_rotation.keyframes.reduce import (
     add_worst_frames,
+    seed_keys,
     changed_segments,
     evaluate_between_keys,
 )
@@ -412,7 +413,7 @@ def _write_reduced(reductions: Sequence[_Reduction], tolerance: float) -> None:
     (radians) at every one of its frames (sets ``kept`` and ``fcurves``).
 
     Greedy refinement checked against Blender's own handles, all tracks at once: start from
-    the end keys, write, read back the handles Blender computed, evaluate the curves at every
+    the keys `reduce.seed_keys` predicts from the values' fourth differences, write, read back the handles Blender computed, evaluate the curves at every
     frame whose segment changed (`reduce.changed_segments`; one numpy pass for all tracks,
     `reduce.evaluate_between_keys`), and add keys in every gap between kept keys that exceeds
     the tolerance (`reduce.add_worst_frames`: its worst frame, and more where the error
@@ -423,23 +424,25 @@ def _write_reduced(reductions: Sequence[_Reduction], tolerance: float) -> None:
     here: its default auto smoothing, continuous acceleration, solves a linear system along
     each curve.)
     """
-    active = []
+    active = [item for item in reductions if tolerance > 0 and len(item.track.times) > 2]
     for item in reductions:
-        n = len(item.track.times)
-        item.kept = np.ones(n, dtype=bool)
-        if tolerance > 0 and n > 2:
-            item.kept[1:-1] = False
-            active.append(item)
+        item.kept = np.ones(len(item.track.times), dtype=bool)
+    sizes = np.array([len(item.track.times) for item in active], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    if active:
+        values = np.concatenate([item.track.values for item in active])
+        first = np.zeros(len(values), dtype=bool)
+        first[starts[:-1]] = True
+        kept = seed_keys(values, first, tolerance)
+        for i, item in enumerate(active):
+            item.kept = kept[starts[i] : starts[i + 1]]
+    for item in reductions:
         item.fcurves = _write_track(item.owner, item.bone, item.target, item.track, item.kept)
     if not active:
         return
-    sizes = np.array([len(item.track.times) for item in active])
-    starts = np.concatenate([[0], np.cumsum(sizes)])
     track_of = np.repeat(np.arange(len(active)), sizes)
     times = np.concatenate([item.track.times for item in active])
-    values = np.concatenate([item.track.values for item in active])
     quats = np.concatenate([item.track.source_quats for item in active])
-    kept = np.concatenate([item.kept for item in active])
     # The key points at each kept frame (n, 6, channels), NaN elsewhere, and the error at
     # each frame (n,), as of the last pass (`reduce.changed_segments`).
     points = np.full((len(kept), 6, len(active[0].fcurves)), np.nan, dtype=np.float32)

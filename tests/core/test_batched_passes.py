@@ -8,9 +8,11 @@ import pytest
 from rq_rotation.keyframes import fcurve_math
 from rq_rotation.keyframes.fcurve_math import BEZIER, CONSTANT, LINEAR, Keys
 from rq_rotation.keyframes.reduce import (
+    SEED_FACTOR,
     add_worst_frames,
     changed_segments,
     evaluate_between_keys,
+    seed_keys,
 )
 from rq_rotation.keyframes.refine import refine_grid, refine_grids
 from rq_rotation.modes import values_to_quat
@@ -132,6 +134,24 @@ def test_add_worst_frames_splits_a_gap_far_over_the_tolerance_evenly():
     error[70] = 0.3
     new, _ = add_worst_frames(kept, error, 0.1)
     np.testing.assert_array_equal(np.flatnonzero(new), [0, 70, 100])
+
+
+def test_seed_keys_space_keys_by_the_fourth_difference_per_track():
+    # Track A (frames 0-49) moves linearly: only its ends. Track B (frames 50-129) has a
+    # fourth difference c everywhere, c / tolerance such that a spline needs a key every 8
+    # frames: (SEED_FACTOR * c / tolerance) ** (1/4) = 1/8.
+    tolerance = 0.01
+    c = tolerance * 8.0**-4 / SEED_FACTOR
+    t = np.arange(80.0)
+    values = np.concatenate([np.linspace(0, 3, 50), c * t**4 / 24])[:, None]
+    first = np.zeros(130, dtype=bool)
+    first[[0, 50]] = True
+    kept = seed_keys(values, first, tolerance)
+    assert np.flatnonzero(kept[:50]).tolist() == [0, 49]
+    seeds = np.flatnonzero(kept[50:])
+    assert seeds[0] == 0 and seeds[-1] == 79
+    np.testing.assert_allclose(np.diff(seeds[1:-1]), 8, atol=1)
+    assert len(seeds) == 2 + 76 // 8
 
 
 def test_changed_segments_marks_frames_next_to_changed_or_new_keys():
