@@ -232,12 +232,13 @@ def plan_conversion(
             sources.append(_Line(plan, use, group, times, interpolation, channels, static, limits))
     if not plans:
         return plans
-    static_quats = _quats_by_mode([source for source, _ in statics], [v for _, v in statics])
+    modes = [source for source, _ in statics]
+    posed = [v for _, v in statics]
     lines = _sample_lines(sources)
     current = continuous_values(
         target,
-        np.stack(static_quats)[:, None],
-        np.stack([rotation_vectors(source, static) for source, static in statics]),
+        np.stack(_by_mode(values_to_quat, modes, posed))[:, None],
+        np.stack(_by_mode(rotation_vectors, modes, posed)),
     )
     fits = {plan.name: _limit_fitter(obj.pose.bones[plan.name], target) for plan in plans}
     for plan, values in zip(plans, current[:, 0], strict=True):
@@ -252,7 +253,11 @@ def plan_conversion(
         [np.concatenate([q, np.repeat(q[-1:], length - len(q), 0)]) for _, _, q, _ in lines]
     )
     starts = np.stack(
-        [rotation_vectors(line.plan.source, values[0]) for line, values, _, _ in lines]
+        _by_mode(
+            rotation_vectors,
+            [line.plan.source for line, _, _, _ in lines],
+            [values[0] for _, values, _, _ in lines],
+        )
     )
     converted = continuous_values(target, padded, starts)
     for (line, _, q, on_times), values in zip(lines, converted, strict=True):
@@ -320,17 +325,22 @@ def _sample_lines(
     return out
 
 
-def _quats_by_mode(modes: Sequence[str], values: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """`values_to_quat` of many arrays (each (..., k) in its mode), one call per mode."""
+def _by_mode(
+    convert: Callable[[str, np.ndarray], np.ndarray],
+    modes: Sequence[str],
+    values: Sequence[np.ndarray],
+) -> list[np.ndarray]:
+    """``convert(mode, values)`` of many arrays (each (..., k) in its mode, giving (..., w)),
+    one call per mode (`values_to_quat`, `rotation_vectors`)."""
     out: list[np.ndarray] = [np.empty(0)] * len(values)
     for mode in set(modes):
         index = [i for i, m in enumerate(modes) if m == mode]
         parts = [np.reshape(values[i], (-1, np.shape(values[i])[-1])) for i in index]
-        quats = np.split(
-            values_to_quat(mode, np.concatenate(parts)), np.cumsum([len(p) for p in parts])[:-1]
-        )
-        for i, q in zip(index, quats, strict=True):
-            out[i] = q.reshape(*np.shape(values[i])[:-1], 4)
+        converted = convert(mode, np.concatenate(parts))
+        for i, part in zip(
+            index, np.split(converted, np.cumsum([len(p) for p in parts])[:-1]), strict=True
+        ):
+            out[i] = part.reshape(*np.shape(values[i])[:-1], converted.shape[-1])
     return out
 
 

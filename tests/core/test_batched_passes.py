@@ -61,6 +61,40 @@ def test_stacked_evaluation_is_each_curves_evaluation(seed):
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("shared_handles", [True, False])
+def test_stacks_keyed_together_evaluate_together_as_each_alone(shared_handles):
+    # Three channels of 20 curves keyed at the same frames (interpolation and extrapolation
+    # too), other values; their handles at the same frames or not.
+    rng = np.random.default_rng(11)
+    base = [
+        _random_keys(rng, int(rng.integers(1, 12)), (BEZIER, LINEAR, CONSTANT), i % 3 == 0)
+        for i in range(20)
+    ]
+    channels = []
+    for _ in range(3):
+        curves = []
+        for keys in base:
+            left, right = (h.copy() for h in (keys.handle_left, keys.handle_right))
+            left[:, 1] += rng.normal(0, 1, len(left))
+            right[:, 1] += rng.normal(0, 1, len(right))
+            if not shared_handles:
+                left[:, 0] -= rng.uniform(0, 0.5, len(left)).astype(np.float32)
+            co = keys.co.copy()
+            co[:, 1] = rng.normal(0.0, 3.0, len(co)).astype(np.float32)
+            curves.append(Keys(co, keys.interpolation, (left, right), keys.extrapolation))
+        channels.append(fcurve_math.stack(curves))
+    curve = rng.integers(0, 20, 600)
+    t = rng.uniform(-10.0, 80.0, 600)
+    got = fcurve_math.evaluate_stacked_together(channels, curve, t)
+    for j, stack in enumerate(channels):
+        np.testing.assert_array_equal(got[:, j], fcurve_math.evaluate_stacked(stack, curve, t))
+        for c in range(20):  # and each stack's evaluation is each curve's
+            mine = curve == c
+            np.testing.assert_array_equal(
+                got[mine, j], fcurve_math.evaluate(stack.curves[c], t[mine])
+            )
+
+
 def test_stacked_evaluation_at_the_keys_gives_their_values():
     rng = np.random.default_rng(7)
     curves = [_random_keys(rng, 6) for _ in range(3)]
