@@ -453,8 +453,8 @@ def _write_reduced(reductions: Sequence[_Reduction], tolerance: float) -> None:
     track_of = np.repeat(np.arange(len(active)), sizes)
     times = np.concatenate([item.track.times for item in active])
     quats = np.concatenate([item.track.source_quats for item in active])
-    # The key points at each kept frame (n, 6, channels), NaN elsewhere, and the error at
-    # each frame (n,), as of the last pass (`reduce.changed_segments`).
+    # The key points at each frame kept so far (n, 6, channels), NaN at the others, and
+    # the error at each frame (n,), as of the last pass (`reduce.changed_segments`).
     points = np.full((len(kept), 6, len(active[0].fcurves)), np.nan, dtype=np.float32)
     error = np.zeros(len(kept))
     live = np.ones(len(active), dtype=bool)
@@ -467,13 +467,14 @@ def _write_reduced(reductions: Sequence[_Reduction], tolerance: float) -> None:
             for attribute in ("handle_left", "handle_right")
         )
         mine, at = kept[rows], times[rows]
+        keyed = np.flatnonzero(kept & live[track_of])  # the rows' kept frames, in order
         keys = np.empty_like(left)
-        keys[:, 0] = at[mine, None]
-        keys[:, 1] = values[rows][mine]
-        now = np.full((len(mine), *points.shape[1:]), np.nan, dtype=np.float32)
-        now[mine] = np.concatenate([keys, left, right], axis=1)
+        keys[:, 0] = times[keyed, None]
+        keys[:, 1] = values[keyed]
+        now = np.concatenate([keys, left, right], axis=1)
         # Only segments whose keys or handles changed are evaluated again.
-        todo = changed_segments(mine, now, points[rows])
+        todo = changed_segments(mine, now, points[keyed])
+        points[keyed] = now
         errors = error[rows]
         errors[mine] = 0.0
         errors[todo] = rotation_error(
@@ -482,7 +483,7 @@ def _write_reduced(reductions: Sequence[_Reduction], tolerance: float) -> None:
             quats[rows][todo],
         )
         mine, over = add_worst_frames(mine, errors, tolerance)
-        kept[rows], points[rows], error[rows] = mine, now, errors
+        kept[rows], error[rows] = mine, errors
         more = np.add.reduceat(over, np.concatenate([[0], np.cumsum(sizes[ids])[:-1]])) > 0
         live[ids[~more]] = False
         for i in ids[more]:

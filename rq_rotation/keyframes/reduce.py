@@ -129,10 +129,10 @@ def changed_segments(kept: np.ndarray, points: np.ndarray, previous: np.ndarray)
     ----------
     kept : ndarray of bool, shape (n,)
         The keyed frames of tracks laid end to end (each track's first and last keyed).
-    points, previous : ndarray, shape (n, 6, c)
-        At each keyed frame, its key's ``(frame, value)``, left and right handle points of
-        its c curves, now and before; NaN at frames that were not keyed (so a new key always
-        counts as changed).
+    points, previous : ndarray, shape (K, 6, c)
+        At each of the K keyed frames, in order, its key's ``(frame, value)``, left and right
+        handle points of its c curves, now and before; NaN where the frame was not keyed
+        before (so a new key always counts as changed).
 
     Returns
     -------
@@ -140,7 +140,7 @@ def changed_segments(kept: np.ndarray, points: np.ndarray, previous: np.ndarray)
         False at keyed frames.
     """
     kept = np.asarray(kept, dtype=bool)
-    same = (points[kept] == previous[kept]).all(axis=(1, 2))
+    same = (points == previous).all(axis=(1, 2))
     out = np.zeros(len(kept), dtype=bool)
     between = ~kept
     left = (np.cumsum(kept) - 1)[between]

@@ -190,14 +190,13 @@ def test_seed_keys_space_keys_by_the_fourth_difference_per_track():
 
 def test_changed_segments_marks_frames_next_to_changed_or_new_keys():
     kept = np.array([1, 0, 1, 0, 0, 1], dtype=bool)
-    points = np.full((6, 6, 1), np.nan, dtype=np.float32)
-    points[kept] = 1.0
+    points = np.ones((3, 6, 1), dtype=np.float32)  # at the kept frames 0, 2, 5
     previous = points.copy()
     assert not changed_segments(kept, points, previous).any()
-    points[2, 3] = 2.0  # a handle of the middle key moved: both of its segments
+    points[1, 3] = 2.0  # a handle of the middle key moved: both of its segments
     np.testing.assert_array_equal(changed_segments(kept, points, previous), [0, 1, 0, 1, 1, 0])
-    previous[5] = np.nan  # the last key is new: its segment
-    points[2, 3] = 1.0
+    previous[2] = np.nan  # the last key is new: its segment
+    points[1, 3] = 1.0
     np.testing.assert_array_equal(changed_segments(kept, points, previous), [0, 0, 0, 1, 1, 0])
 
 
