@@ -43,9 +43,9 @@ from ..rq_rotation.keyframes.continuity import continuous_values
 from ..rq_rotation.keyframes.limits import fit_to_limits, limits_restrict_nothing, shorten_swings
 from ..rq_rotation.keyframes.reduce import (
     add_worst_frames,
-    seed_keys,
     changed_segments,
     evaluate_between_keys,
+    seed_keys,
 )
 from ..rq_rotation.keyframes.refine import refine_grids
 from ..rq_rotation.modes import (
@@ -423,8 +423,9 @@ def _write_reduced(reductions: Sequence[_Reduction], tolerance: float) -> None:
     (radians) at every one of its frames (sets ``kept`` and ``fcurves``).
 
     Greedy refinement checked against Blender's own handles, all tracks at once: start from
-    the keys `reduce.seed_keys` predicts from the values' fourth differences, write, read back the handles Blender computed, evaluate the curves at every
-    frame whose segment changed (`reduce.changed_segments`; one numpy pass for all tracks,
+    the keys `reduce.seed_keys` predicts from the values' fourth differences, write, read
+    back the handles Blender computed, evaluate the curves at every frame whose segment
+    changed (`reduce.changed_segments`; one numpy pass for all tracks,
     `reduce.evaluate_between_keys`), and add keys in every gap between kept keys that exceeds
     the tolerance (`reduce.add_worst_frames`: its worst frame, and more where the error
     predicts the gap needs them), until none does (at worst every frame is kept). The

@@ -13,7 +13,6 @@ import numpy as np
 
 from .fcurve_math import evaluate_segments
 
-
 # How the error of a segment shrinks as its gap is split: an interpolating cubic spline's
 # error falls like the fourth power of its key spacing. `add_worst_frames` uses it to predict
 # how many keys a gap needs, so a long gap far over the tolerance is split in one step
