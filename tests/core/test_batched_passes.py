@@ -9,6 +9,7 @@ from rq_rotation.keyframes import fcurve_math
 from rq_rotation.keyframes.fcurve_math import BEZIER, CONSTANT, LINEAR, Keys
 from rq_rotation.keyframes.reduce import (
     SEED_FACTOR,
+    SEED_STEP,
     add_worst_frames,
     changed_segments,
     evaluate_between_keys,
@@ -185,7 +186,7 @@ def test_seed_keys_space_keys_by_the_fourth_difference_per_track():
     seeds = np.flatnonzero(kept[50:])
     assert seeds[0] == 0 and seeds[-1] == 79
     np.testing.assert_allclose(np.diff(seeds[1:-1]), 8, atol=1)
-    assert len(seeds) == 2 + 76 // 8
+    assert len(seeds) == 2 + (80 - 4 * SEED_STEP) // 8  # none within 2 steps of the ends
 
 
 def test_changed_segments_marks_frames_next_to_changed_or_new_keys():
