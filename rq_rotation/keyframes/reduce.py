@@ -88,8 +88,8 @@ def add_worst_frames(
     Parameters
     ----------
     kept : ndarray of bool, shape (n,)
-        The kept frames of one or more tracks laid end to end; each track's first frame must
-        be kept (so gaps never span two tracks).
+        The kept frames of one or more tracks laid end to end; each track's first and last
+        frames must be kept (so every gap lies inside one track, between two kept frames).
     error : ndarray, shape (n,)
         The rotation error (radians) at each frame with the current keys.
     tolerance : float
