@@ -231,8 +231,9 @@ def evaluate_channels(
 
 class ChannelStack:
     """The channels of many properties of one size k (a bone's rotation in each of many
-    actions, say), evaluated together: one `fcurve_math.evaluate_stacked` pass per channel
-    index for every curve numpy reproduces, ``FCurve.evaluate`` for the rest.
+    actions, say), evaluated together: one `fcurve_math.evaluate_stacked_together` pass for
+    the channel indices keyed on the same lines (all k, usually) for every curve numpy
+    reproduces, ``FCurve.evaluate`` for the rest.
 
     Parameters
     ----------
@@ -260,25 +261,46 @@ class ChannelStack:
                     curves.append(channel.keys)
             self.stacks.append(fcurve_math.stack(curves) if curves else None)
             self.rows.append(row)
+        # Channel indices whose curves are the same lines' (a vector keyed on every line):
+        # evaluated together, one key search and cubic solve for all of them
+        # (`fcurve_math.evaluate_stacked_together`).
+        self.groups: list[list[int]] = []
+        for index, row in enumerate(self.rows):
+            group = next((g for g in self.groups if np.array_equal(self.rows[g[0]], row)), None)
+            if group is None:
+                self.groups.append([index])
+            else:
+                group.append(index)
 
     def evaluate(self, line: np.ndarray, t: np.ndarray) -> np.ndarray:
         """Values of each line at its time, (m,), (m,) -> (m, k)."""
         line = np.asarray(line, dtype=np.int64)
         t = np.asarray(t, dtype=np.float64)
         out = self.statics[line]
-        for index, (stack, row) in enumerate(zip(self.stacks, self.rows, strict=True)):
+        for group in self.groups:
+            row = self.rows[group[0]]
             curve = row[line]
             fast = curve >= 0
-            if stack is not None and fast.any():
-                out[fast, index] = fcurve_math.evaluate_stacked(stack, curve[fast], t[fast])
+            stacks = [s for s in (self.stacks[index] for index in group) if s is not None]
+            if stacks and fast.any():
+                out[np.ix_(fast, group)] = fcurve_math.evaluate_stacked_together(
+                    stacks, curve[fast], t[fast]
+                )
             if fast.all():
                 continue
-            for i in np.unique(line[~fast]):  # modifiers or easing: Blender evaluates
-                channel = self.channels[i][index]
-                if channel is not None:
-                    mine = line == i
-                    out[mine, index] = channel.evaluate(t[mine])
+            for index in group:
+                self._evaluate_slow(index, line, t, fast, out)
         return out
+
+    def _evaluate_slow(
+        self, index: int, line: np.ndarray, t: np.ndarray, fast: np.ndarray, out: np.ndarray
+    ) -> None:
+        """Channel ``index`` of the lines numpy does not evaluate (``~fast``), into ``out``."""
+        for i in np.unique(line[~fast]):  # modifiers or easing: Blender evaluates
+            channel = self.channels[i][index]
+            if channel is not None:
+                mine = line == i
+                out[mine, index] = channel.evaluate(t[mine])
 
 
 def key_times(channels: Sequence[Channel | None]) -> np.ndarray:

@@ -45,6 +45,7 @@ from ..rq_rotation.keyframes.reduce import (
     add_worst_frames,
     changed_segments,
     evaluate_between_keys,
+    seed_keys,
 )
 from ..rq_rotation.keyframes.refine import refine_grids
 from ..rq_rotation.modes import (
@@ -231,12 +232,13 @@ def plan_conversion(
             sources.append(_Line(plan, use, group, times, interpolation, channels, static, limits))
     if not plans:
         return plans
-    static_quats = _quats_by_mode([source for source, _ in statics], [v for _, v in statics])
+    modes = [source for source, _ in statics]
+    posed = [v for _, v in statics]
     lines = _sample_lines(sources)
     current = continuous_values(
         target,
-        np.stack(static_quats)[:, None],
-        np.stack([rotation_vectors(source, static) for source, static in statics]),
+        np.stack(_by_mode(values_to_quat, modes, posed))[:, None],
+        np.stack(_by_mode(rotation_vectors, modes, posed)),
     )
     fits = {plan.name: _limit_fitter(obj.pose.bones[plan.name], target) for plan in plans}
     for plan, values in zip(plans, current[:, 0], strict=True):
@@ -251,7 +253,11 @@ def plan_conversion(
         [np.concatenate([q, np.repeat(q[-1:], length - len(q), 0)]) for _, _, q, _ in lines]
     )
     starts = np.stack(
-        [rotation_vectors(line.plan.source, values[0]) for line, values, _, _ in lines]
+        _by_mode(
+            rotation_vectors,
+            [line.plan.source for line, _, _, _ in lines],
+            [values[0] for _, values, _, _ in lines],
+        )
     )
     converted = continuous_values(target, padded, starts)
     for (line, _, q, on_times), values in zip(lines, converted, strict=True):
@@ -319,17 +325,22 @@ def _sample_lines(
     return out
 
 
-def _quats_by_mode(modes: Sequence[str], values: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """`values_to_quat` of many arrays (each (..., k) in its mode), one call per mode."""
+def _by_mode(
+    convert: Callable[[str, np.ndarray], np.ndarray],
+    modes: Sequence[str],
+    values: Sequence[np.ndarray],
+) -> list[np.ndarray]:
+    """``convert(mode, values)`` of many arrays (each (..., k) in its mode, giving (..., w)),
+    one call per mode (`values_to_quat`, `rotation_vectors`)."""
     out: list[np.ndarray] = [np.empty(0)] * len(values)
     for mode in set(modes):
         index = [i for i, m in enumerate(modes) if m == mode]
         parts = [np.reshape(values[i], (-1, np.shape(values[i])[-1])) for i in index]
-        quats = np.split(
-            values_to_quat(mode, np.concatenate(parts)), np.cumsum([len(p) for p in parts])[:-1]
-        )
-        for i, q in zip(index, quats, strict=True):
-            out[i] = q.reshape(*np.shape(values[i])[:-1], 4)
+        converted = convert(mode, np.concatenate(parts))
+        for i, part in zip(
+            index, np.split(converted, np.cumsum([len(p) for p in parts])[:-1]), strict=True
+        ):
+            out[i] = part.reshape(*np.shape(values[i])[:-1], converted.shape[-1])
     return out
 
 
@@ -405,10 +416,6 @@ class _Reduction:
     track: Track
     kept: np.ndarray  # (n,) bool
     fcurves: list[bpy.types.FCurve] = field(default_factory=list)
-    # While reducing: the key points at each kept frame (n, 6, channels) and the error at
-    # each frame (n,) of the last pass (`reduce.changed_segments`).
-    points: np.ndarray = field(default_factory=lambda: np.empty(0))
-    error: np.ndarray = field(default_factory=lambda: np.empty(0))
 
 
 def _write_reduced(reductions: Sequence[_Reduction], tolerance: float) -> None:
@@ -416,70 +423,80 @@ def _write_reduced(reductions: Sequence[_Reduction], tolerance: float) -> None:
     (radians) at every one of its frames (sets ``kept`` and ``fcurves``).
 
     Greedy refinement checked against Blender's own handles, all tracks at once: start from
-    the end keys, write, read back the keys and the handles Blender computed, evaluate the
-    curves at every frame whose segment changed (`reduce.changed_segments`; one numpy pass
-    for all tracks, `reduce.evaluate_between_keys`), and keep the worst frame of every gap
-    between kept keys that exceeds the tolerance (`reduce.add_worst_frames`), until none
-    does (at worst every frame is kept). Only the writing and reading back loop over the
-    tracks. (Blender's handles are read, not computed here: its default auto smoothing,
-    continuous acceleration, solves a linear system along each curve.)
+    the keys `reduce.seed_keys` predicts from the values' fourth differences, write, read
+    back the handles Blender computed, evaluate the curves at every frame whose segment
+    changed (`reduce.changed_segments`; one numpy pass for all tracks,
+    `reduce.evaluate_between_keys`), and add keys in every gap between kept keys that exceeds
+    the tolerance (`reduce.add_worst_frames`: its worst frame, and more where the error
+    predicts the gap needs them), until none does (at worst every frame is kept). The
+    tracks' frames, values, rotations, kept frames, key points and errors live in arrays laid
+    end to end, made once; a pass works on the rows of the tracks still changing. Only the
+    writing and reading back loop over the tracks. (Blender's handles are read, not computed
+    here: its default auto smoothing, continuous acceleration, solves a linear system along
+    each curve.)
     """
-    active = []
+    active = [item for item in reductions if tolerance > 0 and len(item.track.times) > 2]
     for item in reductions:
-        n = len(item.track.times)
-        item.kept = np.ones(n, dtype=bool)
-        if tolerance > 0 and n > 2:
-            item.kept[1:-1] = False
-            active.append(item)
+        item.kept = np.ones(len(item.track.times), dtype=bool)
+    sizes = np.array([len(item.track.times) for item in active], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    if active:
+        values = np.concatenate([item.track.values for item in active])
+        first = np.zeros(len(values), dtype=bool)
+        first[starts[:-1]] = True
+        kept = seed_keys(values, first, tolerance)
+        for i, item in enumerate(active):
+            item.kept = kept[starts[i] : starts[i + 1]]
+    for item in reductions:
         item.fcurves = _write_track(item.owner, item.bone, item.target, item.track, item.kept)
-    for item in active:
-        size = (len(item.track.times), 6, len(item.fcurves))
-        item.points = np.full(size, np.nan, dtype=np.float32)
-        item.error = np.zeros(len(item.track.times))
-    while active:
+    if not active:
+        return
+    track_of = np.repeat(np.arange(len(active)), sizes)
+    times = np.concatenate([item.track.times for item in active])
+    quats = np.concatenate([item.track.source_quats for item in active])
+    # The key points at each frame kept so far (n, 6, channels), NaN at the others, and
+    # the error at each frame (n,), as of the last pass (`reduce.changed_segments`).
+    points = np.full((len(kept), 6, len(active[0].fcurves)), np.nan, dtype=np.float32)
+    error = np.zeros(len(kept))
+    live = np.ones(len(active), dtype=bool)
+    while live.any():
+        ids = np.flatnonzero(live)
+        rows = slice(None) if live.all() else live[track_of]
         # The keys are what was written (float32, sorted); only the handles are Blender's.
         left, right = (
-            np.concatenate([animdata.read_points(item.fcurves, attribute) for item in active])
+            np.concatenate([animdata.read_points(active[i].fcurves, attribute) for i in ids])
             for attribute in ("handle_left", "handle_right")
         )
-        sizes = [len(item.track.times) for item in active]
-        kept = np.concatenate([item.kept for item in active])
+        mine, at = kept[rows], times[rows]
+        keyed = np.flatnonzero(kept & live[track_of])  # the rows' kept frames, in order
         keys = np.empty_like(left)
-        keys[:, 0] = np.concatenate([item.track.times for item in active])[kept, None]
-        keys[:, 1] = np.concatenate([item.track.values for item in active])[kept]
-        points = np.full((len(kept), 6, keys.shape[2]), np.nan, dtype=np.float32)
-        points[kept] = np.concatenate([keys, left, right], axis=1)
+        keys[:, 0] = times[keyed, None]
+        keys[:, 1] = values[keyed]
+        now = np.concatenate([keys, left, right], axis=1)
         # Only segments whose keys or handles changed are evaluated again.
-        todo = changed_segments(kept, points, np.concatenate([item.points for item in active]))
-        values = evaluate_between_keys(
-            np.concatenate([item.track.times for item in active]), kept, keys, left, right, todo
-        )
-        error = np.concatenate([item.error for item in active])
-        error[kept] = 0.0
-        error[todo] = rotation_error(
+        todo = changed_segments(mine, now, points[keyed])
+        points[keyed] = now
+        errors = error[rows]
+        errors[mine] = 0.0
+        errors[todo] = rotation_error(
             active[0].target,
-            values,
-            np.concatenate([item.track.source_quats for item in active])[todo],
+            evaluate_between_keys(at, mine, keys, left, right, todo),
+            quats[rows][todo],
         )
-        kept, over = add_worst_frames(kept, error, tolerance)
-        cuts = np.cumsum(sizes)[:-1]
-        still = []
-        for item, mine, before, errors, more in zip(
-            active,
-            np.split(kept, cuts),
-            np.split(points, cuts),
-            np.split(error, cuts),
-            np.add.reduceat(over, np.r_[0, cuts]),
-            strict=True,
-        ):
-            if more:
-                item.kept, item.points, item.error = mine, before, errors
-                item.fcurves = _write_track(
-                    item.owner, item.bone, item.target, item.track, mine, item.fcurves
-                )
-                if not mine.all():
-                    still.append(item)
-        active = still
+        mine, over = add_worst_frames(mine, errors, tolerance)
+        kept[rows], error[rows] = mine, errors
+        more = np.add.reduceat(over, np.concatenate([[0], np.cumsum(sizes[ids])[:-1]])) > 0
+        live[ids[~more]] = False
+        for i in ids[more]:
+            item = active[i]
+            item.kept = kept[starts[i] : starts[i + 1]]
+            item.fcurves = _write_track(
+                item.owner, item.bone, item.target, item.track, item.kept, item.fcurves
+            )
+            if item.kept.all():
+                live[i] = False
+    for i, item in enumerate(active):
+        item.kept = kept[starts[i] : starts[i + 1]].copy()
 
 
 def _switch_mode(pose_bone: bpy.types.PoseBone, plan: BonePlan) -> None:

@@ -24,7 +24,7 @@ and ELASTIC variants carry extra parameters).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -501,23 +501,53 @@ def evaluate_stacked(keys: KeyStack, curve: ArrayLike, t: ArrayLike) -> np.ndarr
     -------
     ndarray, shape (m,), float64
     """
+    return evaluate_stacked_together([keys], curve, t)[:, 0]
+
+
+def _same_frames(stacks: Sequence[KeyStack]) -> bool:
+    """Whether the stacks hold curves keyed at the same frames with the same interpolation
+    and extrapolation (the channels of vectors keyed together), curve for curve."""
+    base = stacks[0]
+    return all(
+        np.array_equal(s.start, base.start)
+        and np.array_equal(s.co[:, 0], base.co[:, 0])
+        and np.array_equal(s.interpolation, base.interpolation)
+        and np.array_equal(s.extrapolation, base.extrapolation)
+        for s in stacks[1:]
+    )
+
+
+def evaluate_stacked_together(
+    stacks: Sequence[KeyStack], curve: ArrayLike, t: ArrayLike
+) -> np.ndarray:
+    """`evaluate_stacked` of k stacks at the same curves and times, shape (m,) -> (m, k).
+
+    When the stacks' curves are keyed at the same frames (`_same_frames`: the channels of
+    vectors keyed together), the keys are searched once, and where the Bezier handles'
+    frames agree too (as automatic handles of keys at the same frames do) one cubic solve
+    serves all k (`evaluate_segments`); the values are the same as each stack's alone.
+    """
     curve = np.asarray(curve, dtype=np.int64).reshape(-1)
     t = np.asarray(t, dtype=np.float32).reshape(-1)
-    co = keys.co
-    xs = co[:, 0]
-    key_curve = np.repeat(np.arange(len(keys.start) - 1), np.diff(keys.start))
+    if len(stacks) > 1 and not _same_frames(stacks):
+        return np.stack([evaluate_stacked(s, curve, t) for s in stacks], axis=1)
+    base = stacks[0]
+    xs = base.co[:, 0]
+    ys = np.stack([s.co[:, 1] for s in stacks], axis=1)  # (K, k)
+    key_curve = np.repeat(np.arange(len(base.start) - 1), np.diff(base.start))
     if np.array_equal(curve, key_curve) and np.array_equal(t, xs):
-        return co[:, 1].astype(np.float64)  # every curve at its own keys: their values
-    first = keys.start[curve]
-    last = keys.start[curve + 1] - 1
-    out = np.empty(t.shape, dtype=np.float32)
+        return ys.astype(np.float64)  # every curve at its own keys: their values
+    first = base.start[curve]
+    last = base.start[curve + 1] - 1
+    out = np.empty((len(t), len(stacks)), dtype=np.float32)
     before = t <= xs[first]
     after = (t >= xs[last]) & ~before
     inside = ~(before | after)
-    if before.any():
-        out[before] = _extrapolate_stacked(keys, curve[before], t[before], first[before], 1)
-    if after.any():
-        out[after] = _extrapolate_stacked(keys, curve[after], t[after], last[after], -1)
+    for j, keys in enumerate(stacks):
+        if before.any():
+            out[before, j] = _extrapolate_stacked(keys, curve[before], t[before], first[before], 1)
+        if after.any():
+            out[after, j] = _extrapolate_stacked(keys, curve[after], t[after], last[after], -1)
     if inside.any():
         ci, ti = curve[inside], t[inside]
         # The first key of its curve at or after each time (searchsorted, side="left", in
@@ -527,18 +557,26 @@ def evaluate_stacked(keys: KeyStack, curve: ArrayLike, t: ArrayLike) -> np.ndarr
         exact_right = np.abs(xs[right] - ti) <= EXACT_THRESHOLD
         exact_left = np.abs(xs[left] - ti) <= EXACT_THRESHOLD
         todo = ~(exact_left | exact_right)
-        val = np.where(exact_right, co[right, 1], co[left, 1])
+        val = np.where(exact_right[:, None], ys[right], ys[left])
         if todo.any():
             lt, rt = left[todo], right[todo]
-            ipo = keys.interpolation[lt]
-            x = np.stack([xs[lt], xs[lt], xs[rt], xs[rt]], axis=1)
-            y = np.stack([co[lt, 1], co[lt, 1], co[rt, 1], co[rt, 1]], axis=1)
-            bez = ipo == BEZIER
-            if bez.any():
-                x[bez, 1] = keys.handle_right[lt[bez], 0]
-                y[bez, 1] = keys.handle_right[lt[bez], 1]
-                x[bez, 2] = keys.handle_left[rt[bez], 0]
-                y[bez, 2] = keys.handle_left[rt[bez], 1]
-            val[todo] = evaluate_segments(ti[todo], x, y, ipo)
+            ipo = base.interpolation[lt]
+            # The handle columns count for BEZIER segments only (`evaluate_segments`), and
+            # only then are the handles read.
+            if (ipo == BEZIER).any():
+                y_out = np.stack([s.handle_right[lt, 1] for s in stacks], axis=1)
+                y_in = np.stack([s.handle_left[rt, 1] for s in stacks], axis=1)
+                frames = [(s.handle_right[lt, 0], s.handle_left[rt, 0]) for s in stacks]
+            else:
+                y_out, y_in = ys[lt], ys[rt]
+                frames = [(xs[lt], xs[rt])] * len(stacks)
+            y = np.stack([ys[lt], y_out, y_in, ys[rt]], axis=1)  # (n, 4, k)
+            if all(np.array_equal(f, frames[0]) for f in frames[1:]):
+                x = np.stack([xs[lt], *frames[0], xs[rt]], axis=1)
+                val[todo] = evaluate_segments(ti[todo], x, y, ipo)
+            else:
+                for j, pair in enumerate(frames):
+                    x = np.stack([xs[lt], *pair, xs[rt]], axis=1)
+                    val[todo, j] = evaluate_segments(ti[todo], x, y[:, :, j], ipo)
         out[inside] = val
     return out.astype(np.float64)

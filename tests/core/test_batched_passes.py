@@ -8,9 +8,12 @@ import pytest
 from rq_rotation.keyframes import fcurve_math
 from rq_rotation.keyframes.fcurve_math import BEZIER, CONSTANT, LINEAR, Keys
 from rq_rotation.keyframes.reduce import (
+    SEED_FACTOR,
+    SEED_STEP,
     add_worst_frames,
     changed_segments,
     evaluate_between_keys,
+    seed_keys,
 )
 from rq_rotation.keyframes.refine import refine_grid, refine_grids
 from rq_rotation.modes import values_to_quat
@@ -57,6 +60,40 @@ def test_stacked_evaluation_is_each_curves_evaluation(seed):
     got = fcurve_math.evaluate_stacked(stack, curve, t)
     want = np.concatenate([fcurve_math.evaluate(curves[c[0]], t) for c, t in queries])
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("shared_handles", [True, False])
+def test_stacks_keyed_together_evaluate_together_as_each_alone(shared_handles):
+    # Three channels of 20 curves keyed at the same frames (interpolation and extrapolation
+    # too), other values; their handles at the same frames or not.
+    rng = np.random.default_rng(11)
+    base = [
+        _random_keys(rng, int(rng.integers(1, 12)), (BEZIER, LINEAR, CONSTANT), i % 3 == 0)
+        for i in range(20)
+    ]
+    channels = []
+    for _ in range(3):
+        curves = []
+        for keys in base:
+            left, right = (h.copy() for h in (keys.handle_left, keys.handle_right))
+            left[:, 1] += rng.normal(0, 1, len(left))
+            right[:, 1] += rng.normal(0, 1, len(right))
+            if not shared_handles:
+                left[:, 0] -= rng.uniform(0, 0.5, len(left)).astype(np.float32)
+            co = keys.co.copy()
+            co[:, 1] = rng.normal(0.0, 3.0, len(co)).astype(np.float32)
+            curves.append(Keys(co, keys.interpolation, (left, right), keys.extrapolation))
+        channels.append(fcurve_math.stack(curves))
+    curve = rng.integers(0, 20, 600)
+    t = rng.uniform(-10.0, 80.0, 600)
+    got = fcurve_math.evaluate_stacked_together(channels, curve, t)
+    for j, stack in enumerate(channels):
+        np.testing.assert_array_equal(got[:, j], fcurve_math.evaluate_stacked(stack, curve, t))
+        for c in range(20):  # and each stack's evaluation is each curve's
+            mine = curve == c
+            np.testing.assert_array_equal(
+                got[mine, j], fcurve_math.evaluate(stack.curves[c], t[mine])
+            )
 
 
 def test_stacked_evaluation_at_the_keys_gives_their_values():
@@ -118,16 +155,49 @@ def test_add_worst_frames_keeps_the_worst_of_each_gap_over_the_tolerance():
     assert not none.any()
 
 
+def test_add_worst_frames_splits_a_gap_far_over_the_tolerance_evenly():
+    # One gap of 100 frames whose worst error is 500x the tolerance: (500)^(1/4) -> 5 pieces.
+    kept = np.zeros(101, dtype=bool)
+    kept[[0, 100]] = True
+    error = np.full(101, 40.0)
+    error[kept] = 0.0
+    error[33] = 50.0
+    new, _ = add_worst_frames(kept, error, 0.1)
+    np.testing.assert_array_equal(np.flatnonzero(new), [0, 20, 33, 40, 60, 80, 100])
+    # A gap just over the tolerance only gets its worst frame.
+    error[error > 0] = 0.2
+    error[70] = 0.3
+    new, _ = add_worst_frames(kept, error, 0.1)
+    np.testing.assert_array_equal(np.flatnonzero(new), [0, 70, 100])
+
+
+def test_seed_keys_space_keys_by_the_fourth_difference_per_track():
+    # Track A (frames 0-49) moves linearly: only its ends. Track B (frames 50-129) has a
+    # fourth difference c everywhere, c / tolerance such that a spline needs a key every 8
+    # frames: (SEED_FACTOR * c / tolerance) ** (1/4) = 1/8.
+    tolerance = 0.01
+    c = tolerance * 8.0**-4 / SEED_FACTOR
+    t = np.arange(80.0)
+    values = np.concatenate([np.linspace(0, 3, 50), c * t**4 / 24])[:, None]
+    first = np.zeros(130, dtype=bool)
+    first[[0, 50]] = True
+    kept = seed_keys(values, first, tolerance)
+    assert np.flatnonzero(kept[:50]).tolist() == [0, 49]
+    seeds = np.flatnonzero(kept[50:])
+    assert seeds[0] == 0 and seeds[-1] == 79
+    np.testing.assert_allclose(np.diff(seeds[1:-1]), 8, atol=1)
+    assert len(seeds) == 2 + (80 - 4 * SEED_STEP) // 8  # none within 2 steps of the ends
+
+
 def test_changed_segments_marks_frames_next_to_changed_or_new_keys():
     kept = np.array([1, 0, 1, 0, 0, 1], dtype=bool)
-    points = np.full((6, 6, 1), np.nan, dtype=np.float32)
-    points[kept] = 1.0
+    points = np.ones((3, 6, 1), dtype=np.float32)  # at the kept frames 0, 2, 5
     previous = points.copy()
     assert not changed_segments(kept, points, previous).any()
-    points[2, 3] = 2.0  # a handle of the middle key moved: both of its segments
+    points[1, 3] = 2.0  # a handle of the middle key moved: both of its segments
     np.testing.assert_array_equal(changed_segments(kept, points, previous), [0, 1, 0, 1, 1, 0])
-    previous[5] = np.nan  # the last key is new: its segment
-    points[2, 3] = 1.0
+    previous[2] = np.nan  # the last key is new: its segment
+    points[1, 3] = 1.0
     np.testing.assert_array_equal(changed_segments(kept, points, previous), [0, 0, 0, 1, 1, 0])
 
 
