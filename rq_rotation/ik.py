@@ -95,6 +95,11 @@ REACH_TOLERANCE = 1e-11
 #: reach's part are bounded separately.
 MAX_STEP = 0.5
 
+#: While reaching, the angles' part of a step is at most this times the reach's residual (in
+#: chain lengths) once that is below ``1 / TANGENT_NEAR**2``: the end effector it moves at
+#: second order stays of the order of the residual's square.
+TANGENT_NEAR = 10.0
+
 #: The angles are minimized until a step is shorter than this (radians).
 STEP_TOLERANCE = 1e-6
 
@@ -966,9 +971,12 @@ def _solve(
             if reaching:
                 # the reach's part within the step bound, the angles' part shorter than the
                 # square root of the reach's residual: it moves the end effector at second
-                # order, which must not undo the reach's progress
+                # order, which must not undo the reach's progress; near the target, shorter
+                # than TANGENT_NEAR times the residual, so that the reach converges
+                # quadratically (a square root there made it linear, ten times per step)
                 y = _bounded(y, MAX_STEP)
-                tangent = _bounded(tangent, min(MAX_STEP, math.sqrt(state.e1)))
+                bound = min(MAX_STEP, math.sqrt(state.e1), TANGENT_NEAR * state.e1)
+                tangent = _bounded(tangent, bound)
             return y + tangent
 
         step, _, held_box, held_ellipse = _constrained_step(chain, state, solve)
