@@ -97,8 +97,9 @@ MAX_STEP = 0.5
 
 #: While reaching, the angles' part of a step is at most this times the reach's residual (in
 #: chain lengths) once that is below ``1 / TANGENT_NEAR**2``: the end effector it moves at
-#: second order stays of the order of the residual's square.
-TANGENT_NEAR = 10.0
+#: second order stays of the order of the residual's square. (Smaller, and a drag step, a
+#: residual near 1e-2, takes an iteration more; larger, and a far reach does.)
+TANGENT_NEAR = 100.0
 
 #: The angles are minimized until a step is shorter than this (radians).
 STEP_TOLERANCE = 1e-6
