@@ -394,6 +394,11 @@ class _Chain:
         self.ellipses = [(int(i), *ellipse[i].tolist()) for i in self.has_ellipse]
         fixed |= lower == upper
         self.fixed = fixed.ravel()
+        # weights of a joint's block in `reach_curvature`: 1 where parameter a's factor acts
+        # after b's (the exact order), 1/2 within a factor, 0 else
+        factor = np.argmax(np.abs(self.sel).sum(axis=2), axis=1)  # (n, 3): each one's factor
+        later = factor[:, :, None] - factor[:, None, :]
+        self.same_joint = np.where(later > 0, 1.0, np.where(later == 0, 0.5, 0.0))
         self.free_rq = np.array([j.kind == "rq" and not any(j.locks) for j in joints])
         self.tip = tip
         self.target = target
@@ -503,13 +508,39 @@ class _Chain:
         j2 = np.zeros((n, 3, n, 3))
         j2[self.joint_index, :, self.joint_index, :] = blocks
         state.j2 = j2.reshape(3 * n, 3 * n)
+        state.omega, state.x, state.glin = omega, x, mlin @ rot
         return state
+
+    def reach_curvature(self, state: _State, multiplier: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``sum_k multiplier_k d^2 r1_k / dp^2`` (3n, 3n) of the position rows, in closed form.
+
+        With ``G_i`` the world linear part of joint ``i``'s rotated frame and ``w_a`` parameter
+        ``a``'s body angular velocity (``R_i^T dR_i/dp_a = [w_a]x``), a parameter ``b`` of a joint
+        ``j >= i`` moves the end effector by ``J_b``, and turning joint ``i`` by ``a`` turns that
+        by ``G_i [w_a]x G_i^-1``: ``d^2 end/dp_a dp_b = G_i (w_a x (G_i^-1 J_b))``. Within a joint
+        the change of ``w_a`` itself is left out (its share is symmetrized), and so are the
+        orientation rows: the secant update learns what is left.
+        """
+        n = self.n
+        m = np.swapaxes(state.glin, 1, 2) @ multiplier[:3]  # G_i^T lambda (n, 3)
+        u = np.linalg.inv(state.glin) @ state.j1[:3]  # G_i^-1 J_b (n, 3, 3n)
+        k = np.cross(m[:, None, :], state.omega)  # m_i x w_a (n, c, 3)
+        raw = (k @ u).reshape(n, 3, n, 3)  # rows a (joint i), columns b: m_i . (w_a x u_ib)
+        out = np.zeros((n, 3, n, 3))
+        for i in range(n):
+            block = self.same_joint[i] * raw[i, :, i]
+            out[i, :, i] = block + block.T
+            out[i, :, i + 1 :] = raw[i, :, i + 1 :]
+            out[i + 1 :, :, i] = np.transpose(raw[i, :, i + 1 :], (1, 2, 0))
+        return out.reshape(3 * n, 3 * n)
 
 
 class _State:
     """Residuals at a point: ``r1`` the reach (normalized), ``delta`` the angles' vectors."""
 
-    __slots__ = ("delta", "e1", "e2", "end", "j1", "j2", "linear", "p", "pivots", "r1")
+    __slots__ = (
+        "delta", "e1", "e2", "end", "glin", "j1", "j2", "linear", "omega", "p", "pivots", "r1", "x"
+    )
 
     def __init__(
         self,
@@ -527,6 +558,9 @@ class _State:
         self.e2 = float(flat @ flat)  # the sum of squared joint angles from the start
         self.j1: NDArray[np.float64]
         self.j2: NDArray[np.float64]
+        self.omega: NDArray[np.float64]  # (n, 3, 3): per joint, per parameter, w (body frame)
+        self.x: NDArray[np.float64]  # (n, 3): the end effector in each joint's rotated frame
+        self.glin: NDArray[np.float64]  # (n, 3, 3): each rotated frame's world linear part
 
 
 def _project_ellipse(px: float, pz: float, a: float, b: float) -> tuple[float, float]:
@@ -882,19 +916,34 @@ def _secant(
     curvature: NDArray[np.float64],
     s: NDArray[np.float64],
     change: NDArray[np.float64],
-    jacobian: NDArray[np.float64],
+    exact: NDArray[np.float64],
 ) -> NDArray[np.float64]:
-    """Structured PSB update: ``J^T J + S`` maps the step ``s`` to the gradient's ``change``.
+    """Structured PSB update: ``E + S`` maps the step ``s`` to the gradient's ``change``.
 
-    ``change`` is the gradient's change minus nothing of the Gauss-Newton part, which is exact
-    at the new point: ``S s = change - J^T J s`` is imposed with the least change to ``S``.
+    ``E`` (``exact``) is the part of the Lagrangian's Hessian known in closed form at the new
+    point (`_lagrangian`): ``S s = change - E s`` is imposed with the least change to ``S``.
     """
     ss = s @ s
     if ss == 0.0:
         return curvature
-    r = change - jacobian.T @ (jacobian @ s) - curvature @ s
+    r = change - exact @ s - curvature @ s
     rs = np.outer(r, s)
     return curvature + (rs + rs.T) / ss - (r @ s) * np.outer(s, s) / (ss * ss)
+
+
+def _lagrangian(
+    chain: _Chain, state: _State, gradient: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The known part of the Lagrangian's Hessian (3n, 3n) at ``state`` and the multipliers.
+
+    The multipliers ``lambda`` of the reach rows make the Lagrangian ``|delta|^2 / 2 + lambda .
+    r1`` stationary in the least-squares sense (``gradient`` is the angles' ``J2^T delta``);
+    the Hessian's known part is ``J2^T J2`` (Gauss-Newton for the angles) plus the reach's
+    curvature weighted by them (`_Chain.reach_curvature`).
+    """
+    multiplier: NDArray[np.float64] = -np.linalg.lstsq(state.j1.T, gradient, rcond=None)[0]
+    exact = state.j2.T @ state.j2 + chain.reach_curvature(state, multiplier)
+    return exact, multiplier
 
 
 def _solve(
@@ -931,9 +980,15 @@ def _solve(
     crawling = 0
     iterations = 0
     trial: _State | None
+    exact: NDArray[np.float64] | None = None  # `_lagrangian` at state, while minimizing
     while iterations < max_iterations:
-        hessian = state.j2.T @ state.j2 + curvature
         gradient = state.j2.T @ state.delta.ravel()
+        if reaching:
+            hessian = state.j2.T @ state.j2 + curvature
+        else:
+            if exact is None:
+                exact = _lagrangian(chain, state, gradient)[0]
+            hessian = exact + curvature
         damping = mu * mu if reaching else 0.0
         parts: dict[str, NDArray[np.float64]] = {}
 
@@ -1037,12 +1092,13 @@ def _solve(
         old = state
         state = trial if hasattr(trial, "j1") else chain.evaluate(trial.p, jacobians=True)
         grad_new = state.j2.T @ state.delta.ravel()
-        multiplier: NDArray[np.float64] = -np.linalg.lstsq(state.j1.T, grad_new, rcond=None)[0]
+        exact, multiplier = _lagrangian(chain, state, grad_new)
         change = grad_new - gradient + (state.j1 - old.j1).T @ multiplier
-        curvature = _secant(curvature, (state.p - old.p).ravel(), change, state.j2)
+        curvature = _secant(curvature, (state.p - old.p).ravel(), change, exact)
         state, jumped = _accept(chain, state, callback, iterations, start)
         if jumped:
             curvature[:] = 0.0
+            exact = None
         if gain <= 1e-12 * state.e2 + 1e-300:
             break
     return _polish(chain, state, cap, iterations, callback, start)
