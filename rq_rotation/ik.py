@@ -394,11 +394,13 @@ class _Chain:
         self.ellipses = [(int(i), *ellipse[i].tolist()) for i in self.has_ellipse]
         fixed |= lower == upper
         self.fixed = fixed.ravel()
-        # weights of a joint's block in `reach_curvature`: 1 where parameter a's factor acts
-        # after b's (the exact order), 1/2 within a factor, 0 else
+        # `reach_curvature`'s weights (3n, 3n) of the entry (a, b), a of joint i, b of joint j:
+        # 1 where its formula is exact in that order (j > i, or j = i and a's factor acts after
+        # b's), 1/2 within a factor, 0 else (the transpose has it)
         factor = np.argmax(np.abs(self.sel).sum(axis=2), axis=1)  # (n, 3): each one's factor
-        later = factor[:, :, None] - factor[:, None, :]
-        self.same_joint = np.where(later > 0, 1.0, np.where(later == 0, 0.5, 0.0))
+        order = (np.arange(n)[:, None] * 3 + (2 - factor)).ravel()  # proximal first
+        later = order[None, :] - order[:, None]
+        self.curvature_weights = np.where(later > 0, 1.0, np.where(later == 0, 0.5, 0.0))
         self.free_rq = np.array([j.kind == "rq" and not any(j.locks) for j in joints])
         self.tip = tip
         self.target = target
@@ -524,15 +526,11 @@ class _Chain:
         n = self.n
         m = np.swapaxes(state.glin, 1, 2) @ multiplier[:3]  # G_i^T lambda (n, 3)
         u = np.linalg.inv(state.glin) @ state.j1[:3]  # G_i^-1 J_b (n, 3, 3n)
-        k = np.cross(m[:, None, :], state.omega)  # m_i x w_a (n, c, 3)
-        raw = (k @ u).reshape(n, 3, n, 3)  # rows a (joint i), columns b: m_i . (w_a x u_ib)
-        out = np.zeros((n, 3, n, 3))
-        for i in range(n):
-            block = self.same_joint[i] * raw[i, :, i]
-            out[i, :, i] = block + block.T
-            out[i, :, i + 1 :] = raw[i, :, i + 1 :]
-            out[i + 1 :, :, i] = np.transpose(raw[i, :, i + 1 :], (1, 2, 0))
-        return out.reshape(3 * n, 3 * n)
+        m_cross_t = -2.0 * (m @ _HALF_CROSS).reshape(n, 3, 3)  # [m_i]x^T
+        k = state.omega @ m_cross_t  # m_i x w_a (n, c, 3)
+        # rows a (joint i), columns b: m_i . (w_a x u_ib), kept where the order is exact
+        upper = (k @ u).reshape(3 * n, 3 * n) * self.curvature_weights
+        return upper + upper.T
 
 
 class _State:
