@@ -1088,7 +1088,7 @@ def _solve(
             continue
         gain = state.e2 - trial.e2
         old = state
-        state = trial if hasattr(trial, "j1") else chain.evaluate(trial.p, jacobians=True)
+        state = chain.evaluate(trial.p, jacobians=True)
         grad_new = state.j2.T @ state.delta.ravel()
         exact, multiplier = _lagrangian(chain, state, grad_new)
         change = grad_new - gradient + (state.j1 - old.j1).T @ multiplier
@@ -1151,7 +1151,7 @@ def _restore(
     whose residual was ``r1``: zero when the target is reached, the closest approach when it
     is out of reach (aiming at zero there would leave the set of closest poses).
     """
-    trial = chain.evaluate(p, jacobians=True)  # the next iterate's, when no restoring is needed
+    trial = chain.evaluate(p, jacobians=False)  # (the caller takes the Jacobians of the one kept)
     for _ in range(6):
         if trial.e1 <= cap:
             return trial
