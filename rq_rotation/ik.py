@@ -101,6 +101,13 @@ MAX_STEP = 0.5
 #: residual near 1e-2, takes an iteration more; larger, and a far reach does.)
 TANGENT_NEAR = 100.0
 
+#: While reaching, once the reach's residual is below this (in chain lengths) and falls fast,
+#: the angles' model includes the reach's curvature weighted by the multipliers
+#: (`_lagrangian`), which mean something that near the reaching set: the steps are then
+#: those of sequential quadratic programming, and the angles converge with the reach (fewer
+#: iterations: drags 3.6 -> 3.3 on the 3-joint arm, reaches 22.4 -> 19.7 on the 10-joint chain).
+CURVED_NEAR = 0.2
+
 #: The angles are minimized until a step is shorter than this (radians).
 STEP_TOLERANCE = 1e-6
 
@@ -981,8 +988,10 @@ def _solve(
     exact: NDArray[np.float64] | None = None  # `_lagrangian` at state, while minimizing
     while iterations < max_iterations:
         gradient = state.j2.T @ state.delta.ravel()
-        if reaching:
+        if reaching and (slow or state.e1 >= CURVED_NEAR):
             hessian = state.j2.T @ state.j2 + curvature
+        elif reaching:
+            hessian = _lagrangian(chain, state, gradient)[0]
         else:
             if exact is None:
                 exact = _lagrangian(chain, state, gradient)[0]
