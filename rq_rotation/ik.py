@@ -53,13 +53,14 @@ Method (`_solve`): sequential quadratic programming from the analytic Jacobians
 (``rq_quat_jacobian`` of every elementary rotation, chained through ``quat_matrix_jacobian``;
 the angles' Jacobian is ``rq_velocity`` in the local frame, as a matrix). While reaching, a
 Levenberg-Marquardt step for the reach (BFGS-corrected while it falls slowly, out of reach)
-plus a Gauss-Newton step for the angles in the reach's null space; once reached, steps along
-the reaching set for the angles (their Hessian model corrected by secant updates), pulled back
-by chord Gauss-Newton steps. Limits hold at every iterate: box bounds (the twist range, a
-hinge's segment) and the ellipse as the paper's inequality ``(r_x/a)^2 + (r_z/b)^2 <= 1``. A
-limit the step pushes against is held (an active set: the bound fixed, the swing moved along
-the ellipse's tangent and projected back onto it); a step that would cross a limit stops on
-it.
+plus a Gauss-Newton step for the angles in the reach's null space (near the target, with the
+reach's curvature weighted by the multipliers: the Lagrangian's Hessian, the end effector's
+second derivatives in closed form); once reached, steps along the reaching set for the angles
+(that Hessian model corrected by secant updates), pulled back by chord Gauss-Newton steps.
+Limits hold at every iterate: box bounds (the twist range, a hinge's segment) and the ellipse
+as the paper's inequality ``(r_x/a)^2 + (r_z/b)^2 <= 1``. A limit the step pushes against is
+held (an active set: the bound fixed, the swing moved along the ellipse's tangent and projected
+back onto it); a step that would cross a limit stops on it.
 """
 
 from __future__ import annotations
@@ -520,7 +521,9 @@ class _Chain:
         state.omega, state.x, state.glin = omega, x, mlin @ rot
         return state
 
-    def reach_curvature(self, state: _State, multiplier: NDArray[np.float64]) -> NDArray[np.float64]:
+    def reach_curvature(
+        self, state: _State, multiplier: NDArray[np.float64]
+    ) -> NDArray[np.float64]:
         """``sum_k multiplier_k d^2 r1_k / dp^2`` (3n, 3n) of the position rows, in closed form.
 
         With ``G_i`` the world linear part of joint ``i``'s rotated frame and ``w_a`` parameter
@@ -544,7 +547,19 @@ class _State:
     """Residuals at a point: ``r1`` the reach (normalized), ``delta`` the angles' vectors."""
 
     __slots__ = (
-        "delta", "e1", "e2", "end", "glin", "j1", "j2", "linear", "omega", "p", "pivots", "r1", "x"
+        "delta",
+        "e1",
+        "e2",
+        "end",
+        "glin",
+        "j1",
+        "j2",
+        "linear",
+        "omega",
+        "p",
+        "pivots",
+        "r1",
+        "x",
     )
 
     def __init__(
@@ -960,19 +975,20 @@ def _solve(
 ) -> tuple[_State, int]:
     """Sequential quadratic programming on "reach, then the angles" (see the module's text).
 
-    Every step has a (Levenberg-Marquardt damped) Gauss-Newton part for the reach, minimum-norm,
-    and a part in the reach Jacobian's null space that minimizes a quadratic model of the
-    angles: ``J2^T J2`` (exact from the analytic Jacobians) plus ``S``, the curvature of the
-    reaching set and of the angles, from a structured Powell-symmetric-Broyden secant update
-    of the Lagrangian's gradient. While the reach falls slowly (out of reach, a large residual)
-    its part comes from a BFGS model instead (Fletcher and Xu's hybrid), restricted to the
-    directions that move the end effector. While the end effector approaches the target a
-    step counts when the reach improves enough against its linear model (a trust region's
-    ratio test steers the damping). Once it reaches (or, out of reach, stops improving), a step
-    counts when the angles decrease and the reach stays within its tolerance (plus the order of the
-    step squared, which the next step's Gauss-Newton part takes back); the end of a step is
-    first pulled back to the reaching set by chord Gauss-Newton steps. The step is halved
-    until it counts.
+    Every step has a (Levenberg-Marquardt damped) Gauss-Newton part for the reach,
+    minimum-norm, and a part in the reach Jacobian's null space that minimizes a quadratic
+    model of the angles: ``J2^T J2`` (exact from the analytic Jacobians), near the target
+    (`CURVED_NEAR`) plus the reach's curvature weighted by the multipliers (`_lagrangian`), and
+    once reached plus ``S``, the rest of the Lagrangian's Hessian, from a structured
+    Powell-symmetric-Broyden secant update of the Lagrangian's gradient. While the reach falls
+    slowly (out of reach, a large residual) its part comes from a BFGS model instead (Fletcher
+    and Xu's hybrid), restricted to the directions that move the end effector. While the end
+    effector approaches the target a step counts when the reach improves enough against its
+    linear model (a trust region's ratio test steers the damping). Once it reaches (or, out of
+    reach, stops improving), a step counts when the angles decrease and the reach stays within
+    its tolerance (plus the order of the step squared, which the next step's Gauss-Newton part
+    takes back); the end of a step is first pulled back to the reaching set by chord
+    Gauss-Newton steps. The step is halved until it counts.
     """
     size = 3 * chain.n
     curvature = np.zeros((size, size))
