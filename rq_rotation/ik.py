@@ -50,8 +50,8 @@ The solution found is a local one: the closest pose connected to the start, whic
 dragging wants.
 
 Method (`_solve`): sequential quadratic programming from the analytic Jacobians
-(``rq_quat_jacobian`` of every elementary rotation, chained through ``quat_matrix_jacobian``;
-the angles' Jacobian is ``rq_velocity`` in the local frame, as a matrix). While reaching, a
+(``rq_quat_jacobian`` of every elementary rotation, chained into body angular velocities; the
+angles' Jacobian is ``rq_velocity`` in the local frame, as a matrix). While reaching, a
 Levenberg-Marquardt step for the reach (BFGS-corrected while it falls slowly, out of reach)
 plus a Gauss-Newton step for the angles in the reach's null space (near the target, with the
 reach's curvature weighted by the multipliers: the Lagrangian's Hessian, the end effector's
@@ -151,12 +151,6 @@ _HAMILTON = np.moveaxis(_qmul(np.eye(4)[:, None], np.eye(4)[None]), -1, 0)
 _HAMILTON_LEFT = np.ascontiguousarray(np.transpose(_HAMILTON, (1, 0, 2)).reshape(4, 16))
 # q @ _DRDQ_BY_Q, reshaped (4, 9), is dR/dq_a at q (`_DRDQ`, rows a, flattened 3x3)
 _DRDQ_BY_Q = np.ascontiguousarray(_DRDQ.reshape(4, 36))
-# vee of a skew matrix W (flattened 3x3) as W @ _VEE: 0.5 (W[_i, _j] - W[_j, _i]) for the
-# components (W[2, 1], W[0, 2], W[1, 0])
-_VEE = np.zeros((9, 3))
-for _k, (_i, _j) in enumerate(((2, 1), (0, 2), (1, 0))):
-    _VEE[3 * _i + _j, _k] = 0.5
-    _VEE[3 * _j + _i, _k] = -0.5
 
 
 def _hamilton(p: NDArray[np.float64], q: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -379,7 +373,7 @@ class _Chain:
         self.n = n
         self.offsets = np.stack([j.offset for j in joints])
         self.sel = np.stack([_SELECTIONS[j.kind, j.euler_order] for j in joints])
-        self.sel_t = np.ascontiguousarray(np.swapaxes(self.sel, 2, 3))
+        self.sel2 = 2.0 * self.sel.reshape(3 * n, 3, 3)  # 2 S_f per factor
         lower = np.full((n, 3), -np.inf)
         upper = np.full((n, 3), np.inf)
         ellipse = np.zeros((n, 2))  # semi-axes where both are positive, else 0
@@ -487,38 +481,34 @@ class _Chain:
         state = _State(p, end, frame[:3, :3], pre[:, :3, 3], np.concatenate(rows), _log(q_rel))
         if jq is None:  # not jacobians
             return state
-        drf = (np.swapaxes(jq, 1, 2) @ drdq).reshape(n, 3, 3, 9)  # dR_f/dv_m
-        drf = (self.sel_t @ drf).reshape(n, 3, 3, 3, 3)  # dR_f/dp_c
-        # d(R2 R1 R0)/dp_c = dR2 R1 R0 + R2 dR1 R0 + R2 R1 dR0
-        r2 = rf[:, 2, None]
-        drot = drf[:, 2] @ r10[:, None] + r2 @ (
-            drf[:, 1] @ rf[:, 0, None] + rf[:, 1, None] @ drf[:, 0]
-        )
-        # backward: the end effector (x) and the last frame (B) in each joint's rotated frame
-        x = np.empty((n, 3))
-        x[n - 1] = self.tip
-        lins = self.offsets[1:, :3, :3] @ rot[1:]
-        for i in range(n - 1, 0, -1):
-            x[i - 1] = lins[i - 1] @ x[i] + self.offsets[i, :3, 3]
-        mlin = pre[:, :3, :3]
-        mdr = mlin[:, None] @ drot  # (n, 3 params, 3, 3)
-        cols = [(mdr @ x[:, None, :, None]).reshape(3 * n, 3).T / self.scale]
-        if self.target_rotation is not None:
-            below = np.empty((n, 3, 3))
-            below[n - 1] = _E
-            for i in range(n - 1, 0, -1):
-                below[i - 1] = lins[i - 1] @ below[i]
-            cols.append(self.orientation_weight * (mdr @ below[:, None]).reshape(3 * n, 9).T)
-        state.j1 = np.concatenate(cols)
-        # the angles: d delta/dp_c = A(delta) omega_c, omega_c = vee(R^T dR/dp_c) (body frame)
-        wmat = np.swapaxes(rot, 1, 2)[:, None] @ drot
-        omega = wmat.reshape(n, 3, 9) @ _VEE  # (n, c, 3)
-        # block i of J2: column c is A(delta_i) omega_ic
-        blocks = _log_jacobian(state.delta) @ np.swapaxes(omega, 1, 2)  # (n, 3, c)
+        # body angular velocities: factor f's, 2 vec(conj(q_f) dq_f/dv), per parameter
+        conj = (qf.reshape(3 * n, 4) * (1.0, -1.0, -1.0, -1.0)) @ _HAMILTON_LEFT
+        wf = (conj.reshape(3 * n, 4, 4)[:, 1:] @ jq) @ self.sel2  # (3n, 3, c), times 2
+        wf = wf.reshape(n, 3, 3, 3)
+        # the joint's, R^T dR/dp_c = [w_c]x: w = w_0 + R_0^T w_1 + (R_1 R_0)^T w_2
+        rf0_t = np.swapaxes(rf[:, 0], 1, 2)
+        w = wf[:, 0] + rf0_t @ wf[:, 1] + np.swapaxes(r10, 1, 2) @ wf[:, 2]  # (n, 3, c)
+        # the end effector (x) in each joint's rotated frame, whose world linear part is G:
+        # d end/dp_c = G (w_c x x) = -G [x]x w_c
+        glin = pre[:, :3, :3] @ rot
+        ginv = np.linalg.inv(glin)
+        x = (ginv @ (end - pre[:, :3, 3])[:, :, None])[:, :, 0]
+        cross_x = (x @ _HALF_CROSS).reshape(n, 3, 3)  # [x]x / 2
+        position = (glin @ cross_x @ w) * (-2.0 / self.scale)  # (n, 3 rows, c)
+        j1 = np.swapaxes(position, 0, 1).reshape(3, 3 * n)
+        if self.target_rotation is not None:  # d F/dp_c = G [w_c]x G^-1 F
+            wx = (np.swapaxes(w, 1, 2) @ _HALF_CROSS).reshape(n, 3, 3, 3)  # [w_c]x / 2
+            below = ginv @ frame[:3, :3]
+            dframe = (2.0 * self.orientation_weight) * (glin[:, None] @ wx @ below[:, None])
+            j1 = np.concatenate([j1, dframe.reshape(3 * n, 9).T])
+        state.j1 = j1
+        # the angles: d delta/dp_c = A(delta) w_c; block i of J2, column c: A(delta_i) w_ic
+        blocks = _log_jacobian(state.delta) @ w  # (n, 3, c)
         j2 = np.zeros((n, 3, n, 3))
         j2[self.joint_index, :, self.joint_index, :] = blocks
         state.j2 = j2.reshape(3 * n, 3 * n)
-        state.omega, state.x, state.glin = omega, x, mlin @ rot
+        state.omega, state.x, state.ginv = np.swapaxes(w, 1, 2), x, ginv
+        state.glin = glin
         return state
 
     def reach_curvature(
@@ -535,7 +525,7 @@ class _Chain:
         """
         n = self.n
         m = np.swapaxes(state.glin, 1, 2) @ multiplier[:3]  # G_i^T lambda (n, 3)
-        u = np.linalg.inv(state.glin) @ state.j1[:3]  # G_i^-1 J_b (n, 3, 3n)
+        u = state.ginv @ state.j1[:3]  # G_i^-1 J_b (n, 3, 3n)
         m_cross_t = -2.0 * (m @ _HALF_CROSS).reshape(n, 3, 3)  # [m_i]x^T
         k = state.omega @ m_cross_t  # m_i x w_a (n, c, 3)
         # rows a (joint i), columns b: m_i . (w_a x u_ib), kept where the order is exact
@@ -551,6 +541,7 @@ class _State:
         "e1",
         "e2",
         "end",
+        "ginv",
         "glin",
         "j1",
         "j2",
@@ -581,6 +572,7 @@ class _State:
         self.omega: NDArray[np.float64]  # (n, 3, 3): per joint, per parameter, w (body frame)
         self.x: NDArray[np.float64]  # (n, 3): the end effector in each joint's rotated frame
         self.glin: NDArray[np.float64]  # (n, 3, 3): each rotated frame's world linear part
+        self.ginv: NDArray[np.float64]  # (n, 3, 3): its inverse
 
 
 def _project_ellipse(px: float, pz: float, a: float, b: float) -> tuple[float, float]:
