@@ -96,12 +96,6 @@ REACH_TOLERANCE = 1e-11
 #: reach's part are bounded separately.
 MAX_STEP = 0.5
 
-#: While reaching, the angles' part of a step is at most this times the reach's residual (in
-#: chain lengths) once that is below ``1 / TANGENT_NEAR**2``: the end effector it moves at
-#: second order stays of the order of the residual's square. (Smaller, and a drag step, a
-#: residual near 1e-2, takes an iteration more; larger, and a far reach does.)
-TANGENT_NEAR = 100.0
-
 #: While reaching, once the reach's residual is below this (in chain lengths) and falls fast,
 #: the angles' model includes the reach's curvature weighted by the multipliers
 #: (`_lagrangian`), which mean something that near the reaching set: the steps are then
@@ -1059,12 +1053,9 @@ def _solve(
             if reaching:
                 # the reach's part within the step bound, the angles' part shorter than the
                 # square root of the reach's residual: it moves the end effector at second
-                # order, which must not undo the reach's progress; near the target, shorter
-                # than TANGENT_NEAR times the residual, so that the reach converges
-                # quadratically (a square root there made it linear, ten times per step)
+                # order, which must not undo the reach's progress
                 y = _bounded(y, MAX_STEP)
-                bound = min(MAX_STEP, math.sqrt(state.e1), TANGENT_NEAR * state.e1)
-                tangent = _bounded(tangent, bound)
+                tangent = _bounded(tangent, min(MAX_STEP, math.sqrt(state.e1)))
             return y + tangent
 
         step, _, held_box, held_ellipse = _constrained_step(chain, state, solve)
