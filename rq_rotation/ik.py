@@ -50,16 +50,17 @@ The solution found is a local one: the closest pose connected to the start, whic
 dragging wants.
 
 Method (`_solve`): sequential quadratic programming from the analytic Jacobians
-(``rq_quat_jacobian`` of every elementary rotation, chained through ``quat_matrix_jacobian``;
-the angles' Jacobian is ``rq_velocity`` in the local frame, as a matrix). While reaching, a
+(``rq_quat_jacobian`` of every elementary rotation, chained into body angular velocities; the
+angles' Jacobian is ``rq_velocity`` in the local frame, as a matrix). While reaching, a
 Levenberg-Marquardt step for the reach (BFGS-corrected while it falls slowly, out of reach)
-plus a Gauss-Newton step for the angles in the reach's null space; once reached, steps along
-the reaching set for the angles (their Hessian model corrected by secant updates), pulled back
-by chord Gauss-Newton steps. Limits hold at every iterate: box bounds (the twist range, a
-hinge's segment) and the ellipse as the paper's inequality ``(r_x/a)^2 + (r_z/b)^2 <= 1``. A
-limit the step pushes against is held (an active set: the bound fixed, the swing moved along
-the ellipse's tangent and projected back onto it); a step that would cross a limit stops on
-it.
+plus a Gauss-Newton step for the angles in the reach's null space (near the target, with the
+reach's curvature weighted by the multipliers: the Lagrangian's Hessian, the end effector's
+second derivatives in closed form); once reached, steps along the reaching set for the angles
+(that Hessian model corrected by secant updates), pulled back by chord Gauss-Newton steps.
+Limits hold at every iterate: box bounds (the twist range, a hinge's segment) and the ellipse
+as the paper's inequality ``(r_x/a)^2 + (r_z/b)^2 <= 1``. A limit the step pushes against is
+held (an active set: the bound fixed, the swing moved along the ellipse's tangent and projected
+back onto it); a step that would cross a limit stops on it.
 """
 
 from __future__ import annotations
@@ -94,6 +95,13 @@ REACH_TOLERANCE = 1e-11
 #: Longest step (radians, all parameters together) while reaching; the angles' part and the
 #: reach's part are bounded separately.
 MAX_STEP = 0.5
+
+#: While reaching, once the reach's residual is below this (in chain lengths) and falls fast,
+#: the angles' model includes the reach's curvature weighted by the multipliers
+#: (`_lagrangian`), which mean something that near the reaching set: the steps are then
+#: those of sequential quadratic programming, and the angles converge with the reach (fewer
+#: iterations: drags 3.6 -> 3.3 on the 3-joint arm, reaches 22.4 -> 19.7 on the 10-joint chain).
+CURVED_NEAR = 0.2
 
 #: The angles are minimized until a step is shorter than this (radians).
 STEP_TOLERANCE = 1e-6
@@ -137,12 +145,6 @@ _HAMILTON = np.moveaxis(_qmul(np.eye(4)[:, None], np.eye(4)[None]), -1, 0)
 _HAMILTON_LEFT = np.ascontiguousarray(np.transpose(_HAMILTON, (1, 0, 2)).reshape(4, 16))
 # q @ _DRDQ_BY_Q, reshaped (4, 9), is dR/dq_a at q (`_DRDQ`, rows a, flattened 3x3)
 _DRDQ_BY_Q = np.ascontiguousarray(_DRDQ.reshape(4, 36))
-# vee of a skew matrix W (flattened 3x3) as W @ _VEE: 0.5 (W[_i, _j] - W[_j, _i]) for the
-# components (W[2, 1], W[0, 2], W[1, 0])
-_VEE = np.zeros((9, 3))
-for _k, (_i, _j) in enumerate(((2, 1), (0, 2), (1, 0))):
-    _VEE[3 * _i + _j, _k] = 0.5
-    _VEE[3 * _j + _i, _k] = -0.5
 
 
 def _hamilton(p: NDArray[np.float64], q: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -365,7 +367,7 @@ class _Chain:
         self.n = n
         self.offsets = np.stack([j.offset for j in joints])
         self.sel = np.stack([_SELECTIONS[j.kind, j.euler_order] for j in joints])
-        self.sel_t = np.ascontiguousarray(np.swapaxes(self.sel, 2, 3))
+        self.sel2 = 2.0 * self.sel.reshape(3 * n, 3, 3)  # 2 S_f per factor
         lower = np.full((n, 3), -np.inf)
         upper = np.full((n, 3), np.inf)
         ellipse = np.zeros((n, 2))  # semi-axes where both are positive, else 0
@@ -388,6 +390,13 @@ class _Chain:
         self.ellipses = [(int(i), *ellipse[i].tolist()) for i in self.has_ellipse]
         fixed |= lower == upper
         self.fixed = fixed.ravel()
+        # `reach_curvature`'s weights (3n, 3n) of the entry (a, b), a of joint i, b of joint j:
+        # 1 where its formula is exact in that order (j > i, or j = i and a's factor acts after
+        # b's), 1/2 within a factor, 0 else (the transpose has it)
+        factor = np.argmax(np.abs(self.sel).sum(axis=2), axis=1)  # (n, 3): each one's factor
+        order = (np.arange(n)[:, None] * 3 + (2 - factor)).ravel()  # proximal first
+        later = order[None, :] - order[:, None]
+        self.curvature_weights = np.where(later > 0, 1.0, np.where(later == 0, 0.5, 0.0))
         self.free_rq = np.array([j.kind == "rq" and not any(j.locks) for j in joints])
         self.tip = tip
         self.target = target
@@ -466,44 +475,77 @@ class _Chain:
         state = _State(p, end, frame[:3, :3], pre[:, :3, 3], np.concatenate(rows), _log(q_rel))
         if jq is None:  # not jacobians
             return state
-        drf = (np.swapaxes(jq, 1, 2) @ drdq).reshape(n, 3, 3, 9)  # dR_f/dv_m
-        drf = (self.sel_t @ drf).reshape(n, 3, 3, 3, 3)  # dR_f/dp_c
-        # d(R2 R1 R0)/dp_c = dR2 R1 R0 + R2 dR1 R0 + R2 R1 dR0
-        r2 = rf[:, 2, None]
-        drot = drf[:, 2] @ r10[:, None] + r2 @ (
-            drf[:, 1] @ rf[:, 0, None] + rf[:, 1, None] @ drf[:, 0]
-        )
-        # backward: the end effector (x) and the last frame (B) in each joint's rotated frame
-        x = np.empty((n, 3))
-        x[n - 1] = self.tip
-        lins = self.offsets[1:, :3, :3] @ rot[1:]
-        for i in range(n - 1, 0, -1):
-            x[i - 1] = lins[i - 1] @ x[i] + self.offsets[i, :3, 3]
-        mlin = pre[:, :3, :3]
-        mdr = mlin[:, None] @ drot  # (n, 3 params, 3, 3)
-        cols = [(mdr @ x[:, None, :, None]).reshape(3 * n, 3).T / self.scale]
-        if self.target_rotation is not None:
-            below = np.empty((n, 3, 3))
-            below[n - 1] = _E
-            for i in range(n - 1, 0, -1):
-                below[i - 1] = lins[i - 1] @ below[i]
-            cols.append(self.orientation_weight * (mdr @ below[:, None]).reshape(3 * n, 9).T)
-        state.j1 = np.concatenate(cols)
-        # the angles: d delta/dp_c = A(delta) omega_c, omega_c = vee(R^T dR/dp_c) (body frame)
-        wmat = np.swapaxes(rot, 1, 2)[:, None] @ drot
-        omega = wmat.reshape(n, 3, 9) @ _VEE  # (n, c, 3)
-        # block i of J2: column c is A(delta_i) omega_ic
-        blocks = _log_jacobian(state.delta) @ np.swapaxes(omega, 1, 2)  # (n, 3, c)
+        # body angular velocities: factor f's, 2 vec(conj(q_f) dq_f/dv), per parameter
+        conj = (qf.reshape(3 * n, 4) * (1.0, -1.0, -1.0, -1.0)) @ _HAMILTON_LEFT
+        wf = (conj.reshape(3 * n, 4, 4)[:, 1:] @ jq) @ self.sel2  # (3n, 3, c), times 2
+        wf = wf.reshape(n, 3, 3, 3)
+        # the joint's, R^T dR/dp_c = [w_c]x: w = w_0 + R_0^T w_1 + (R_1 R_0)^T w_2
+        rf0_t = np.swapaxes(rf[:, 0], 1, 2)
+        w = wf[:, 0] + rf0_t @ wf[:, 1] + np.swapaxes(r10, 1, 2) @ wf[:, 2]  # (n, 3, c)
+        # the end effector (x) in each joint's rotated frame, whose world linear part is G:
+        # d end/dp_c = G (w_c x x) = -G [x]x w_c
+        glin = pre[:, :3, :3] @ rot
+        ginv = np.linalg.inv(glin)
+        x = (ginv @ (end - pre[:, :3, 3])[:, :, None])[:, :, 0]
+        cross_x = (x @ _HALF_CROSS).reshape(n, 3, 3)  # [x]x / 2
+        position = (glin @ cross_x @ w) * (-2.0 / self.scale)  # (n, 3 rows, c)
+        j1 = np.swapaxes(position, 0, 1).reshape(3, 3 * n)
+        if self.target_rotation is not None:  # d F/dp_c = G [w_c]x G^-1 F
+            wx = (np.swapaxes(w, 1, 2) @ _HALF_CROSS).reshape(n, 3, 3, 3)  # [w_c]x / 2
+            below = ginv @ frame[:3, :3]
+            dframe = (2.0 * self.orientation_weight) * (glin[:, None] @ wx @ below[:, None])
+            j1 = np.concatenate([j1, dframe.reshape(3 * n, 9).T])
+        state.j1 = j1
+        # the angles: d delta/dp_c = A(delta) w_c; block i of J2, column c: A(delta_i) w_ic
+        blocks = _log_jacobian(state.delta) @ w  # (n, 3, c)
         j2 = np.zeros((n, 3, n, 3))
         j2[self.joint_index, :, self.joint_index, :] = blocks
         state.j2 = j2.reshape(3 * n, 3 * n)
+        state.omega, state.x, state.ginv = np.swapaxes(w, 1, 2), x, ginv
+        state.glin = glin
         return state
+
+    def reach_curvature(
+        self, state: _State, multiplier: NDArray[np.float64]
+    ) -> NDArray[np.float64]:
+        """``sum_k multiplier_k d^2 r1_k / dp^2`` (3n, 3n) of the position rows, in closed form.
+
+        With ``G_i`` the world linear part of joint ``i``'s rotated frame and ``w_a`` parameter
+        ``a``'s body angular velocity (``R_i^T dR_i/dp_a = [w_a]x``), a parameter ``b`` of a joint
+        ``j >= i`` moves the end effector by ``J_b``, and turning joint ``i`` by ``a`` turns that
+        by ``G_i [w_a]x G_i^-1``: ``d^2 end/dp_a dp_b = G_i (w_a x (G_i^-1 J_b))``. Within a joint
+        the change of ``w_a`` itself is left out (its share is symmetrized), and so are the
+        orientation rows: the secant update learns what is left.
+        """
+        n = self.n
+        m = np.swapaxes(state.glin, 1, 2) @ multiplier[:3]  # G_i^T lambda (n, 3)
+        u = state.ginv @ state.j1[:3]  # G_i^-1 J_b (n, 3, 3n)
+        m_cross_t = -2.0 * (m @ _HALF_CROSS).reshape(n, 3, 3)  # [m_i]x^T
+        k = state.omega @ m_cross_t  # m_i x w_a (n, c, 3)
+        # rows a (joint i), columns b: m_i . (w_a x u_ib), kept where the order is exact
+        upper = (k @ u).reshape(3 * n, 3 * n) * self.curvature_weights
+        return upper + upper.T
 
 
 class _State:
     """Residuals at a point: ``r1`` the reach (normalized), ``delta`` the angles' vectors."""
 
-    __slots__ = ("delta", "e1", "e2", "end", "j1", "j2", "linear", "p", "pivots", "r1")
+    __slots__ = (
+        "delta",
+        "e1",
+        "e2",
+        "end",
+        "ginv",
+        "glin",
+        "j1",
+        "j2",
+        "linear",
+        "omega",
+        "p",
+        "pivots",
+        "r1",
+        "x",
+    )
 
     def __init__(
         self,
@@ -521,6 +563,10 @@ class _State:
         self.e2 = float(flat @ flat)  # the sum of squared joint angles from the start
         self.j1: NDArray[np.float64]
         self.j2: NDArray[np.float64]
+        self.omega: NDArray[np.float64]  # (n, 3, 3): per joint, per parameter, w (body frame)
+        self.x: NDArray[np.float64]  # (n, 3): the end effector in each joint's rotated frame
+        self.glin: NDArray[np.float64]  # (n, 3, 3): each rotated frame's world linear part
+        self.ginv: NDArray[np.float64]  # (n, 3, 3): its inverse
 
 
 def _project_ellipse(px: float, pz: float, a: float, b: float) -> tuple[float, float]:
@@ -864,8 +910,21 @@ def _solve_positive(
 ) -> NDArray[np.float64]:
     """``matrix^-1 rhs`` with ``matrix`` (symmetric) shifted up to eigenvalues ``>= floor``.
 
-    (The floor is at least ``1e-12`` of the largest eigenvalue, to stay solvable.)
+    (The floor is at least ``1e-12`` of the largest eigenvalue, to stay solvable.) A Cholesky
+    factorization of ``matrix`` minus a floor at least as high (``1e-12`` of the trace, which
+    bounds the largest eigenvalue of a positive definite matrix) proves that no shift is due
+    at a fraction of the eigenvalues' cost (a fifth on 30 parameters, where OpenBLAS also
+    threads the eigensolver).
     """
+    high = max(floor, 1e-12 * abs(float(np.trace(matrix))), 1e-300)
+    lowered = matrix.copy()
+    lowered.flat[:: len(matrix) + 1] -= high
+    try:
+        np.linalg.cholesky(lowered)
+    except np.linalg.LinAlgError:
+        pass
+    else:
+        return np.linalg.solve(matrix, rhs)
     eigenvalues = np.linalg.eigvalsh(matrix)
     floor = max(floor, 1e-12 * abs(eigenvalues[-1]), 1e-300)
     shift = max(floor - eigenvalues[0], 0.0)
@@ -876,19 +935,34 @@ def _secant(
     curvature: NDArray[np.float64],
     s: NDArray[np.float64],
     change: NDArray[np.float64],
-    jacobian: NDArray[np.float64],
+    exact: NDArray[np.float64],
 ) -> NDArray[np.float64]:
-    """Structured PSB update: ``J^T J + S`` maps the step ``s`` to the gradient's ``change``.
+    """Structured PSB update: ``E + S`` maps the step ``s`` to the gradient's ``change``.
 
-    ``change`` is the gradient's change minus nothing of the Gauss-Newton part, which is exact
-    at the new point: ``S s = change - J^T J s`` is imposed with the least change to ``S``.
+    ``E`` (``exact``) is the part of the Lagrangian's Hessian known in closed form at the new
+    point (`_lagrangian`): ``S s = change - E s`` is imposed with the least change to ``S``.
     """
     ss = s @ s
     if ss == 0.0:
         return curvature
-    r = change - jacobian.T @ (jacobian @ s) - curvature @ s
+    r = change - exact @ s - curvature @ s
     rs = np.outer(r, s)
     return curvature + (rs + rs.T) / ss - (r @ s) * np.outer(s, s) / (ss * ss)
+
+
+def _lagrangian(
+    chain: _Chain, state: _State, gradient: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The known part of the Lagrangian's Hessian (3n, 3n) at ``state`` and the multipliers.
+
+    The multipliers ``lambda`` of the reach rows make the Lagrangian ``|delta|^2 / 2 + lambda .
+    r1`` stationary in the least-squares sense (``gradient`` is the angles' ``J2^T delta``);
+    the Hessian's known part is ``J2^T J2`` (Gauss-Newton for the angles) plus the reach's
+    curvature weighted by them (`_Chain.reach_curvature`).
+    """
+    multiplier: NDArray[np.float64] = -np.linalg.lstsq(state.j1.T, gradient, rcond=None)[0]
+    exact = state.j2.T @ state.j2 + chain.reach_curvature(state, multiplier)
+    return exact, multiplier
 
 
 def _solve(
@@ -900,19 +974,20 @@ def _solve(
 ) -> tuple[_State, int]:
     """Sequential quadratic programming on "reach, then the angles" (see the module's text).
 
-    Every step has a (Levenberg-Marquardt damped) Gauss-Newton part for the reach, minimum-norm,
-    and a part in the reach Jacobian's null space that minimizes a quadratic model of the
-    angles: ``J2^T J2`` (exact from the analytic Jacobians) plus ``S``, the curvature of the
-    reaching set and of the angles, from a structured Powell-symmetric-Broyden secant update
-    of the Lagrangian's gradient. While the reach falls slowly (out of reach, a large residual)
-    its part comes from a BFGS model instead (Fletcher and Xu's hybrid), restricted to the
-    directions that move the end effector. While the end effector approaches the target a
-    step counts when the reach improves enough against its linear model (a trust region's
-    ratio test steers the damping). Once it reaches (or, out of reach, stops improving), a step
-    counts when the angles decrease and the reach stays within its tolerance (plus the order of the
-    step squared, which the next step's Gauss-Newton part takes back); the end of a step is
-    first pulled back to the reaching set by chord Gauss-Newton steps. The step is halved
-    until it counts.
+    Every step has a (Levenberg-Marquardt damped) Gauss-Newton part for the reach,
+    minimum-norm, and a part in the reach Jacobian's null space that minimizes a quadratic
+    model of the angles: ``J2^T J2`` (exact from the analytic Jacobians), near the target
+    (`CURVED_NEAR`) plus the reach's curvature weighted by the multipliers (`_lagrangian`), and
+    once reached plus ``S``, the rest of the Lagrangian's Hessian, from a structured
+    Powell-symmetric-Broyden secant update of the Lagrangian's gradient. While the reach falls
+    slowly (out of reach, a large residual) its part comes from a BFGS model instead (Fletcher
+    and Xu's hybrid), restricted to the directions that move the end effector. While the end
+    effector approaches the target a step counts when the reach improves enough against its
+    linear model (a trust region's ratio test steers the damping, at least the residual). Once
+    it reaches (or, out of reach, stops improving), a step counts when the angles decrease and
+    the reach stays within its tolerance (plus the order of the step squared, which the next
+    step's Gauss-Newton part takes back); the end of a step is first pulled back to the
+    reaching set by chord Gauss-Newton steps. The step is halved until it counts.
     """
     size = 3 * chain.n
     curvature = np.zeros((size, size))
@@ -925,10 +1000,22 @@ def _solve(
     crawling = 0
     iterations = 0
     trial: _State | None
+    exact: NDArray[np.float64] | None = None  # `_lagrangian` at state, while minimizing
     while iterations < max_iterations:
-        hessian = state.j2.T @ state.j2 + curvature
         gradient = state.j2.T @ state.delta.ravel()
-        damping = mu * mu if reaching else 0.0
+        if reaching and (slow or state.e1 >= CURVED_NEAR):
+            hessian = state.j2.T @ state.j2 + curvature
+        elif reaching:
+            hessian = _lagrangian(chain, state, gradient)[0]
+        else:
+            if exact is None:
+                exact = _lagrangian(chain, state, gradient)[0]
+            hessian = exact + curvature
+        # the Levenberg-Marquardt parameter at least the reach's residual (in chain lengths):
+        # a far target's steps damped in proportion to the distance left, which spares the
+        # trust region's refusals (Fan and Yuan's choice of parameter; reach iterations mean
+        # 3-joint 16.2 -> 10.6, 10-joint 19.7 -> 11.5, drags unchanged)
+        damping = max(mu, state.e1) ** 2 if reaching else 0.0
         parts: dict[str, NDArray[np.float64]] = {}
 
         def solve(
@@ -1026,14 +1113,15 @@ def _solve(
             continue
         gain = state.e2 - trial.e2
         old = state
-        state = trial if hasattr(trial, "j1") else chain.evaluate(trial.p, jacobians=True)
+        state = chain.evaluate(trial.p, jacobians=True)
         grad_new = state.j2.T @ state.delta.ravel()
-        multiplier: NDArray[np.float64] = -np.linalg.lstsq(state.j1.T, grad_new, rcond=None)[0]
+        exact, multiplier = _lagrangian(chain, state, grad_new)
         change = grad_new - gradient + (state.j1 - old.j1).T @ multiplier
-        curvature = _secant(curvature, (state.p - old.p).ravel(), change, state.j2)
+        curvature = _secant(curvature, (state.p - old.p).ravel(), change, exact)
         state, jumped = _accept(chain, state, callback, iterations, start)
         if jumped:
             curvature[:] = 0.0
+            exact = None
         if gain <= 1e-12 * state.e2 + 1e-300:
             break
     return _polish(chain, state, cap, iterations, callback, start)
@@ -1088,7 +1176,7 @@ def _restore(
     whose residual was ``r1``: zero when the target is reached, the closest approach when it
     is out of reach (aiming at zero there would leave the set of closest poses).
     """
-    trial = chain.evaluate(p, jacobians=True)  # the next iterate's, when no restoring is needed
+    trial = chain.evaluate(p, jacobians=False)  # (the caller takes the Jacobians of the one kept)
     for _ in range(6):
         if trial.e1 <= cap:
             return trial

@@ -138,6 +138,36 @@ def test_chain_jacobians_match_central_differences(rng):
         np.testing.assert_allclose(state.j2[:, k], d2, atol=1e-8)
 
 
+def test_reach_curvature_matches_differences_of_the_reach_jacobian(rng):
+    """The multipliers times the end effector's second derivatives: exact (against central
+    differences of the analytic Jacobian) between joints, within an Euler joint and between a
+    swing and its twist; within an RQ vector or a swing, the part left to the secant update is
+    small against the whole."""
+    joints = [
+        Joint("swing_twist", (0.3, -0.2, 0.4)),
+        Joint("euler", (0.2, 0.7, -0.4), offset=offset(0.7), euler_order="ZXY"),
+        Joint("rq", (0.5, -1.0, 0.6), offset=offset(1.3)),
+    ]
+    chain = ik_module._Chain(joints, TIP, np.array([1.0, 1.0, 0.0]), None, 1.0)
+    p = start_of(joints)
+    chain.start(p)
+    multiplier = rng.normal(size=3)
+    got = chain.reach_curvature(chain.evaluate(p, jacobians=True), multiplier)
+    h = 1e-6
+    expected = np.empty((9, 9))
+    for k in range(9):
+        dp = np.zeros(9)
+        dp[k] = h
+        plus = chain.evaluate(p + dp.reshape(3, 3), jacobians=True).j1
+        minus = chain.evaluate(p - dp.reshape(3, 3), jacobians=True).j1
+        expected[k] = multiplier @ (plus - minus) / (2 * h)
+    exact = np.ones((9, 9), dtype=bool)
+    exact[0:2, 0:2] = False  # the swing's own pair
+    exact[6:9, 6:9] = False  # the RQ vector's
+    np.testing.assert_allclose(got[exact], expected[exact], rtol=0, atol=1e-8)
+    assert np.abs(got - expected).max() < 0.15 * np.abs(expected).max()
+
+
 # -- the closest pose, against a brute force -------------------------------------------------
 
 
