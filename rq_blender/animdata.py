@@ -251,14 +251,23 @@ class ChannelStack:
         # the stack (-1: missing or unsupported).
         self.stacks: list[fcurve_math.KeyStack | None] = []
         self.rows: list[np.ndarray] = []
+        # Per line: how many of its channels have a curve, and whether one of them is not
+        # numpy's (`holds`).
+        self.curves = np.zeros(len(channels), dtype=np.int64)
+        self.slow = np.zeros(len(channels), dtype=bool)
         for index in range(width):
             row = np.full(len(channels), -1, dtype=np.int64)
             curves: list[Keys] = []
             for i, line in enumerate(channels):
                 channel = line[index]
-                if channel is not None and channel.keys.supported:
+                if channel is None:
+                    continue
+                self.curves[i] += 1
+                if channel.keys.supported:
                     row[i] = len(curves)
                     curves.append(channel.keys)
+                else:
+                    self.slow[i] = True
             self.stacks.append(fcurve_math.stack(curves) if curves else None)
             self.rows.append(row)
         # Channel indices whose curves are the same lines' (a vector keyed on every line):
@@ -291,6 +300,24 @@ class ChannelStack:
             for index in group:
                 self._evaluate_slow(index, line, t, fast, out)
         return out
+
+    def holds(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Where a line stands still: ``(line, start, end)``, each shape (h,), the held
+        segments (`fcurve_math.held_segments`) that every curve of the line has, so the
+        whole property holds its value on ``[start, end)`` (missing channels hold theirs;
+        lines with a curve only Blender evaluates have none). For `refine.refine_grids`."""
+        found = []
+        for stack, row in zip(self.stacks, self.rows, strict=True):
+            if stack is None:
+                continue
+            curve, start, end = fcurve_math.held_segments(stack)
+            found.append(np.stack([np.flatnonzero(row >= 0)[curve], start, end], axis=1))
+        if not found:
+            return np.empty(0, dtype=np.int64), np.empty(0), np.empty(0)
+        segments, count = np.unique(np.concatenate(found), axis=0, return_counts=True)
+        line = segments[:, 0].astype(np.int64)
+        common = (count == self.curves[line]) & ~self.slow[line]
+        return line[common], segments[common, 1], segments[common, 2]
 
     def _evaluate_slow(
         self, index: int, line: np.ndarray, t: np.ndarray, fast: np.ndarray, out: np.ndarray

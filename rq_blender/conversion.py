@@ -315,7 +315,9 @@ def _sample_lines(
         times = np.concatenate([lines[i].times for i in index])
         values = evaluate(line, times)
         q = values_to_quat(mode, values)
-        line, _, on_times, values, q = refine_grids(mode, line, times, values, q, evaluate)
+        line, _, on_times, values, q = refine_grids(
+            mode, line, times, values, q, evaluate, stack.holds()
+        )
         cuts = np.searchsorted(line, np.arange(1, len(index)))
         for i, v, qs, on in zip(
             index, np.split(values, cuts), np.split(q, cuts), np.split(on_times, cuts),

@@ -447,6 +447,26 @@ def stack(curves: list[Keys]) -> KeyStack:
     )
 
 
+def held_segments(keys: KeyStack) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The segments of stacked curves that hold a value: a CONSTANT key to the next key of
+    its curve. On ``[start, end)`` the curve evaluates to the key's value; at ``end`` it may
+    jump (a stepped pose, or the spline layout's change of chart).
+
+    Returns
+    -------
+    curve : ndarray of int, shape (h,)
+        The stacked curve of each held segment, in stack order.
+    start, end : ndarray, shape (h,), float64
+        The frames of the CONSTANT key and of the next key.
+    """
+    held = keys.interpolation == CONSTANT
+    held[keys.start[1:] - 1] = False  # a curve's last key starts no segment
+    rows = np.flatnonzero(held)
+    curve = np.searchsorted(keys.start, rows, side="right") - 1
+    frames = keys.co[:, 0].astype(np.float64)
+    return curve, frames[rows], frames[rows + 1]
+
+
 def _extrapolate_stacked(
     keys: KeyStack, curve: np.ndarray, t: np.ndarray, end: np.ndarray, direction: int
 ) -> np.ndarray:

@@ -111,6 +111,7 @@ def refine_grids(
     values: np.ndarray,
     q: np.ndarray,
     evaluate: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    holds: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Time grids through the times of many lines (sources in one mode), each dense enough
     for the continuity chain, refined together: one evaluation per pass for all lines.
@@ -118,6 +119,13 @@ def refine_grids(
     A single pass when every source's own steps between its times are already under
     `MAX_STEP` (a source keyed on every frame); otherwise samples are added between times
     until they are (each line as if alone: gaps from one line to the next are not counted).
+
+    Held stretches (``holds``, where a source stands still and then may jump: CONSTANT keys,
+    the spline layout's held jumps) get their ends on the grid (within the line's times) and
+    no samples inside: a jump has no path to sample, and the chain steps over it from the
+    held value as it would from a sample just before it. Without them a jump (a change of
+    chart moves RQ channels by 2 pi) is split pass after pass until its gap is under 1e-3
+    frames, to the same result.
 
     Parameters
     ----------
@@ -130,6 +138,9 @@ def refine_grids(
         The times that must be on the grids, increasing within each line.
     values, q : ndarray, shapes (n, k) and (n, 4)
         The sources' channel values and rotations at ``times``.
+    holds : (line, start, end), each ndarray shape (h,), optional
+        Held stretches, in any order: line ``line[i]`` evaluates to its value at ``start[i]``
+        on all of ``[start[i], end[i])`` (`fcurve_math.held_segments`).
 
     Returns
     -------
@@ -143,38 +154,168 @@ def refine_grids(
     line = np.asarray(line, dtype=np.int64)
     grid = np.asarray(times, dtype=np.float64)
     on_times = np.ones(len(grid), dtype=bool)
-    # The gaps to examine: all at first, then those next to the samples just added (the
-    # others keep their ends, so they need nothing more).
-    check = np.ones(max(len(grid) - 1, 0), dtype=bool)
-    for _ in range(MAX_REFINE_PASSES):
-        gaps = np.flatnonzero(check & (line[1:] == line[:-1]))
-        if not len(gaps):
-            break
-        ends = np.stack([gaps, gaps + 1], axis=1).ravel()
-        count = np.zeros(len(grid) - 1, dtype=np.int64)
-        count[gaps] = np.clip(_extra_samples(mode, grid[ends], values[ends], q[ends])[0::2], 0, 64)
-        if not count.any():
-            break
-        # Gap i gets count[i] evenly spaced samples; only they are evaluated.
-        gap = np.repeat(np.arange(len(count)), count)
-        rank = np.arange(1, len(gap) + 1) - np.repeat(np.cumsum(count) - count, count)
-        new = grid[gap] + (grid[gap + 1] - grid[gap]) * rank / (count[gap] + 1)
-        new_line = line[gap]
-        new_values = evaluate(new_line, new)
-        # Merged in place of a sort: the samples of gap i go right after point i.
-        before = np.concatenate([[0], np.cumsum(count)])  # new samples before each point
-        old_at = np.arange(len(grid)) + before
-        new_at = gap + before[gap] + rank
-        size = len(grid) + len(new)
-        line = _merge(line, new_line, old_at, new_at, size)
+    held = np.zeros(max(len(grid) - 1, 0), dtype=bool)  # gaps inside a held stretch
+    if holds is not None and len(holds[0]) and len(grid):
+        line, grid, on_times, values, q, held = _add_holds(
+            mode, line, grid, on_times, values, q, evaluate, holds
+        )
+    gaps = np.flatnonzero(~held & (line[1:] == line[:-1]))
+    gap, new, new_values, new_q = _fill_gaps(
+        mode, grid, values, q, gaps, lambda g, t: evaluate(line[g], t), MAX_REFINE_PASSES
+    )
+    if len(gap):
+        old_at, new_at = _insert_at(gap, len(grid))
+        size = len(grid) + len(gap)
+        line = _merge(line, line[gap], old_at, new_at, size)
         grid = _merge(grid, new, old_at, new_at, size)
-        on_times = _merge(on_times, np.zeros(len(new), dtype=bool), old_at, new_at, size)
+        on_times = _merge(on_times, np.zeros(len(gap), dtype=bool), old_at, new_at, size)
         values = _merge(values, new_values, old_at, new_at, size)
-        q = _merge(q, values_to_quat(mode, new_values), old_at, new_at, size)
-        check = np.zeros(size - 1, dtype=bool)
-        check[new_at - 1] = True
-        check[new_at] = True
+        q = _merge(q, new_q, old_at, new_at, size)
     return line, grid, on_times, values, q
+
+
+def _fill_gaps(
+    mode: str,
+    grid: np.ndarray,
+    values: np.ndarray,
+    q: np.ndarray,
+    gaps: np.ndarray,
+    evaluate: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    passes: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The samples that make gaps ``gaps`` (g,) of a grid dense enough, in at most
+    ``passes`` passes (the refinement of `refine_grids`).
+
+    A pass counts the samples each gap needs (`_extra_samples`, at most 64) and spaces them
+    evenly; each gap that got some becomes a small grid of its own (its ends and the new
+    samples), refined by the next pass (all of its gaps are next to a new sample), so a pass
+    costs what the gaps still being refined hold, never the whole grid.
+
+    Parameters
+    ----------
+    grid, values, q : ndarray, shapes (N,), (N, k), (N, 4)
+        Grid points and the source's channel values and rotations there.
+    gaps : ndarray of int, shape (g,)
+        Increasing; gap ``i`` lies between points ``i`` and ``i + 1``.
+    evaluate : ``evaluate(gap, t)``, (m,), (m,) -> (m, k): values at times in those gaps.
+
+    Returns
+    -------
+    gap : ndarray of int, shape (m,)
+        The gap of each new sample, non-decreasing.
+    t, values, q : ndarray, shapes (m,), (m, k), (m, 4)
+        The new samples, increasing within each gap.
+    """
+    none = (np.empty(0, dtype=np.int64), np.empty(0), values[:0], q[:0])
+    if passes <= 0 or not len(gaps):
+        return none
+    # (Every gap's count: the gaps asked for are most of them, and slicing beats gathering.)
+    count = np.clip(_extra_samples(mode, grid, values, q)[gaps], 0, 64)
+    gaps, count = gaps[count > 0], count[count > 0]
+    if not len(gaps):
+        return none
+    # Each refined gap as a grid of its own: its two ends and count evenly spaced samples.
+    size = count + 2
+    which = np.repeat(np.arange(len(gaps)), size)
+    rank = np.arange(len(which)) - np.repeat(np.cumsum(size) - size, size)
+    low, high = grid[gaps][which], grid[gaps + 1][which]
+    first, last = rank == 0, rank == size[which] - 1
+    inner = ~(first | last)
+    sub_t = np.where(last, high, low + (high - low) * rank / (count + 1)[which])
+    sub_values = np.empty((len(which), values.shape[1]))
+    sub_q = np.empty((len(which), 4))
+    sub_values[first], sub_q[first] = values[gaps], q[gaps]
+    sub_values[last], sub_q[last] = values[gaps + 1], q[gaps + 1]
+    sub_values[inner] = evaluate(gaps[which[inner]], sub_t[inner])
+    sub_q[inner] = values_to_quat(mode, sub_values[inner])
+    deeper = _fill_gaps(
+        mode,
+        sub_t,
+        sub_values,
+        sub_q,
+        np.flatnonzero(which[1:] == which[:-1]),
+        lambda g, t: evaluate(gaps[which[g]], t),
+        passes - 1,
+    )
+    if len(deeper[0]):
+        old_at, new_at = _insert_at(deeper[0], len(which))
+        total = len(which) + len(deeper[0])
+        which = _merge(which, which[deeper[0]], old_at, new_at, total)
+        inner = _merge(inner, np.ones(len(deeper[0]), dtype=bool), old_at, new_at, total)
+        sub_t, sub_values, sub_q = (
+            _merge(old, new, old_at, new_at, total)
+            for old, new in zip((sub_t, sub_values, sub_q), deeper[1:], strict=True)
+        )
+    return gaps[which[inner]], sub_t[inner], sub_values[inner], sub_q[inner]
+
+
+def _insert_at(gap: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Where the n points of a grid and m new points go when the new ones are inserted in
+    gaps ``gap`` (m,) (non-decreasing; in order within a gap): ``(old_at (n,), new_at
+    (m,))``, indices into the merged n + m points (for `_merge`: no sort)."""
+    count = np.bincount(gap, minlength=n)
+    before = np.concatenate([[0], np.cumsum(count)[:-1]])  # new points before each point
+    rank = np.arange(1, len(gap) + 1) - before[gap]
+    return np.arange(n) + before, gap + before[gap] + rank
+
+
+def _add_holds(
+    mode: str,
+    line: np.ndarray,
+    grid: np.ndarray,
+    on_times: np.ndarray,
+    values: np.ndarray,
+    q: np.ndarray,
+    evaluate: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    holds: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The grids of `refine_grids` (N,) with the ends of the held stretches added (each
+    clipped to its line's first and last grid time; stretches outside are left out), the
+    new points evaluated, and which gaps (N - 1,) lie inside a held stretch. Returns
+    ``(line, grid, on_times, values, q, held)``."""
+    hold_line, start, end = (np.asarray(a) for a in holds)
+    hold_line = hold_line.astype(np.int64)
+    first = np.searchsorted(line, hold_line, side="left")
+    last = np.searchsorted(line, hold_line, side="right") - 1
+    inside = last >= first  # the line has grid points
+    hold_line, first, last = hold_line[inside], first[inside], last[inside]
+    start = np.maximum(np.asarray(start, dtype=np.float64)[inside], grid[first])
+    end = np.minimum(np.asarray(end, dtype=np.float64)[inside], grid[last])
+    keep = start < end
+    hold_line, start, end = hold_line[keep], start[keep], end[keep]
+    h, n = len(hold_line), len(grid)
+    held = np.zeros(max(n - 1, 0), dtype=bool)
+    if not h:
+        return line, grid, on_times, values, q, held
+    # The grid and the stretches' ends sorted together (a grid point before an equal end),
+    # equal points merged: ``where`` is each one's index in the new grid.
+    all_line = np.concatenate([line, hold_line, hold_line])
+    all_t = np.concatenate([grid, start, end])
+    order = np.lexsort((all_t, all_line))  # stable: a grid point before an equal end
+    fresh = np.ones(len(order), dtype=bool)
+    fresh[1:] = (np.diff(all_line[order]) != 0) | (np.diff(all_t[order]) != 0)
+    where = np.empty(len(order), dtype=np.int64)
+    where[order] = np.cumsum(fresh) - 1
+    size = int(fresh.sum())
+    added = order[fresh]
+    added = added[added >= n]
+    new_values = evaluate(all_line[added], all_t[added])
+    new_at = where[added]
+    old_at = where[:n]
+    merged_on_times = np.zeros(size, dtype=bool)
+    merged_on_times[old_at] = on_times
+    # Gaps from each stretch's start to its end are held (overlapping stretches counted).
+    depth = np.zeros(size, dtype=np.int64)
+    np.add.at(depth, where[n : n + h], 1)
+    np.add.at(depth, where[n + h :], -1)
+    return (
+        _merge(line, all_line[added], old_at, new_at, size),
+        _merge(grid, all_t[added], old_at, new_at, size),
+        merged_on_times,
+        _merge(values, new_values, old_at, new_at, size),
+        _merge(q, values_to_quat(mode, new_values), old_at, new_at, size),
+        np.cumsum(depth)[:-1] > 0,
+    )
 
 
 def _merge(

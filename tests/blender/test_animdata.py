@@ -98,6 +98,39 @@ def test_unsupported_curves_fall_back_to_blender(animdata):
     assert np.allclose(channel.evaluate(t), [fcurve.evaluate(x) for x in t], atol=1e-7)
 
 
+def test_channel_stack_holds_where_every_curve_of_a_line_holds(animdata):
+    obj = _keyed_object()
+    owner = _owner(animdata, obj)
+    times = np.array([1.0, 4.0, 4.0101, 9.0])
+    constant, bezier = 0, 2
+    both = np.array([bezier, constant, bezier, bezier])
+    # Line 0: location X and Y held from 4 to 4.0101 (Z has no curve: it holds its static).
+    for index in (0, 1):
+        animdata.write_keys(owner, "location", index, "T", times, times * (index + 1), both)
+    # Line 1: rotation X held there, rotation Y not: the rotation is not held.
+    animdata.write_keys(owner, "rotation_euler", 0, "T", times, times, both)
+    animdata.write_keys(owner, "rotation_euler", 1, "T", times, times, np.full(4, bezier))
+    # Line 2: scale X held from 1 to 4 and 4 to 4.0101, but with a modifier numpy does not
+    # evaluate: no holds.
+    held = animdata.write_keys(
+        owner, "scale", 0, "T", times, times, np.array([constant, constant, 2, 2])
+    )
+    held.modifiers.new("NOISE")
+    lines = [animdata.read_channels(owner, path, 3) for path in ("location", "rotation_euler")]
+    lines.append(animdata.read_channels(owner, "scale", 3))
+    stack = animdata.ChannelStack(lines, np.zeros((3, 3)))
+    line, start, end = stack.holds()
+    assert line.tolist() == [0]
+    np.testing.assert_array_equal(start, [4.0])
+    np.testing.assert_allclose(end, [4.0101], atol=1e-6)  # float32 key frames
+    # Without the modifier, scale X alone is held twice.
+    held.modifiers.remove(held.modifiers[0])
+    lines[2] = animdata.read_channels(owner, "scale", 3)
+    line, start, _ = animdata.ChannelStack(lines, np.zeros((3, 3))).holds()
+    assert line.tolist() == [0, 2, 2]
+    np.testing.assert_array_equal(start, [4.0, 1.0, 4.0])
+
+
 def test_write_read_remove_round_trip(animdata):
     obj = _keyed_object()
     owner = _owner(animdata, obj)

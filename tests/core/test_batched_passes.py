@@ -270,3 +270,100 @@ def test_quaternion_signs_aligned_along_many_lines_at_once():
     assert (np.einsum("bni,bni->bn", got[:, 1:], got[:, :-1]) >= 0).all()
     with pytest.raises(ValueError, match="N, 4"):
         align_quat_signs(q[0, 0])
+
+
+def test_held_segments_run_from_each_constant_key_to_the_next_key_of_its_curve():
+    rng = np.random.default_rng(11)
+    curves = [_random_keys(rng, n, (BEZIER, LINEAR, CONSTANT)) for n in (5, 1, 7, 4)]
+    curves[1].interpolation[:] = CONSTANT  # a single key starts no segment
+    curves[3].interpolation[-1] = CONSTANT  # nor does a last key
+    curve, start, end = fcurve_math.held_segments(fcurve_math.stack(curves))
+    want = [
+        (c, keys.times[i], keys.times[i + 1])
+        for c, keys in enumerate(curves)
+        for i in range(len(keys.times) - 1)
+        if keys.interpolation[i] == CONSTANT
+    ]
+    assert want  # the seed gives some
+    assert list(zip(curve.tolist(), start.tolist(), end.tolist(), strict=True)) == want
+
+
+def _chart_jump_source():
+    """Two RQ lines on frames 0..20: line 0 turns about z by 0.2 rad per frame and, held
+    from frame 6.5 to 6.5101, jumps to the equivalent vector 2 pi shorter (a spline layout's
+    held jump); line 1 turns about x by 0.3 rad per frame without holds. Returns
+    ``(evaluate, holds)``."""
+
+    def evaluate(line, t):
+        t = np.asarray(t, dtype=np.float64)
+        angle = np.where(line == 0, 0.2, 0.3) * t
+        held = (line == 0) & (t >= 6.5) & (t < 6.5101)
+        angle = np.where(held, 0.2 * 6.5, angle)
+        angle = np.where((line == 0) & (t >= 6.5101), angle - 2.0 * np.pi, angle)
+        out = np.zeros((len(t), 3))
+        out[line == 0, 2] = angle[line == 0]
+        out[line == 1, 0] = angle[line == 1]
+        return out
+
+    holds = (np.array([0]), np.array([6.5]), np.array([6.5101]))
+    return evaluate, holds
+
+
+def test_held_stretches_get_their_ends_and_no_samples_and_chain_as_refined_jumps():
+    from rq_rotation.keyframes.continuity import continuous_values
+    from rq_rotation.keyframes.refine import MAX_STEP
+
+    evaluate, holds = _chart_jump_source()
+    line = np.repeat([0, 1], 21)
+    times = np.tile(np.arange(21.0), 2)
+    values = evaluate(line, times)
+    q = values_to_quat("RQ", values)
+    calls = []
+
+    def counted(which, t):
+        calls.append(len(t))
+        return evaluate(which, t)
+
+    got = refine_grids("RQ", line, times, values, q, counted, holds)
+    held_calls, calls[:] = sum(calls), []
+    plain = refine_grids("RQ", line, times, values, q, counted)
+    g_line, grid, on_times, g_values, g_q = got
+    np.testing.assert_array_equal(grid[on_times], times)
+    mine = grid[g_line == 0]
+    assert 6.5 in mine and 6.5101 in mine  # the stretch's ends, not times
+    assert not ((mine > 6.5) & (mine < 6.5101)).any()
+    np.testing.assert_array_equal(g_values, evaluate(g_line, grid))
+    # Every other gap of a line turns at most MAX_STEP (channels and rotation).
+    gap = (g_line[1:] == g_line[:-1]) & ~((grid[:-1] == 6.5) & (g_line[:-1] == 0))
+    steps = np.abs(np.diff(g_values, axis=0)).sum(axis=1)
+    assert steps[gap].max() <= MAX_STEP + 1e-12
+    # The plain refinement splits the jump pass after pass: more samples, same chain.
+    assert held_calls < sum(calls)
+    assert len(plain[1]) > len(grid)
+    for target in ("QUATERNION", "RQ", "XYZ", "SWING_TWIST"):
+        chains = []
+        for r_line, _, r_on, _, r_q in (got, plain):
+            # Each line chained alone, at its times.
+            for i in (0, 1):
+                out = continuous_values(target, r_q[r_line == i][None], np.zeros((1, 3)))
+                chains.append(out[0][r_on[r_line == i]])
+        np.testing.assert_allclose(chains[0], chains[2], atol=1e-9)
+        np.testing.assert_allclose(chains[1], chains[3], atol=1e-9)
+
+
+def test_held_stretches_are_clipped_to_their_lines_times():
+    evaluate, _ = _chart_jump_source()
+    line = np.repeat([0, 1], 5)
+    times = np.tile(np.arange(5.0, 10.0), 2)
+    values = evaluate(line, times)
+    q = values_to_quat("RQ", values)
+    # Line 0 held from 2 to 6.25 (clipped to 5 .. 6.25) and from 12 to 14 (outside: left
+    # out); a stretch of a line with no times (7) is left out too.
+    holds = (np.array([0, 0, 7]), np.array([2.0, 12.0, 5.0]), np.array([6.25, 14.0, 6.0]))
+    g_line, grid, on_times, g_values, _ = refine_grids(
+        "RQ", line, times, values, q, evaluate, holds
+    )
+    np.testing.assert_array_equal(grid[on_times], times)
+    np.testing.assert_array_equal(grid[g_line == 0][:3], [5.0, 6.0, 6.25])
+    assert grid[g_line == 0].min() == 5.0 and grid[g_line == 0].max() == 9.0
+    np.testing.assert_array_equal(g_values, evaluate(g_line, grid))
