@@ -18,25 +18,28 @@ from .fcurve_math import evaluate_segments
 # how many keys a gap needs, so a long gap far over the tolerance is split in one step
 # instead of halved pass after pass.
 ERROR_ORDER = 4.0
-# `seed_keys`: a tenth of the error constant of an interpolating cubic spline (5/384), and
-# the step (frames) of the fourth differences that estimate the fourth derivative.
-SEED_FACTOR = 0.1 * 5.0 / 384.0
+# `seed_keys`: the error constant of an interpolating cubic spline (5/384), and the step
+# (frames) of the fourth differences that estimate the fourth derivative.
+SEED_FACTOR = 5.0 / 384.0
 SEED_STEP = 3
 
 
 def seed_keys(values: np.ndarray, first: np.ndarray, tolerance: float) -> np.ndarray:
     """The frames a reduction starts from: each track's ends, and frames spaced as a cubic
-    spline through the values would need to stay within ``tolerance``, generously.
+    spline through the values would need to stay within ``tolerance``.
 
     An interpolating cubic spline with key spacing ``h`` errs by about
     ``5/384 * h**4 * |f''''|``. The fourth derivative is estimated from fourth differences
     over `SEED_STEP` frames (divided by ``SEED_STEP**4``: frame-to-frame noise, which a
     fourth difference amplifies, counts ``SEED_STEP**4`` times less than over one frame),
     and ``(SEED_FACTOR * |f''''| / tolerance) ** (1/4)`` keys per frame, accumulated along
-    each track, place its keys; `SEED_FACTOR` is a tenth of the spline's constant, spacing
-    the seeds 1.8 times wider than predicted, since the reduction can add keys but never
-    removes a seed. The channels' changes are summed as rotation angles (a bound for RQ,
-    Euler and swing/twist channels; quaternion components turn by about twice theirs).
+    each track, place its keys; `SEED_FACTOR` is the spline's constant, spacing the seeds
+    as predicted. (The reduction can add keys but never removes a seed. Measured on 200
+    spinning bones x 1000 frames at 0.1 degree, converting quaternion, RQ and swing/twist:
+    seeds 1.8 times wider, a tenth of the constant, ended with 0.4 to 1.4% more keys after
+    one pass more, most of it over every frame; seeds 1.2 times denser with 4% more keys.)
+    The channels' changes are summed as rotation angles (a bound for RQ, Euler and
+    swing/twist channels; quaternion components turn by about twice theirs).
     Only a guess: the reduction then measures the error against Blender's curves and adds
     what is missing (`add_worst_frames`).
 
