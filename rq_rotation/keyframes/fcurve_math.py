@@ -537,6 +537,29 @@ def _same_frames(stacks: Sequence[KeyStack]) -> bool:
     )
 
 
+def _segment_points(stacks: Sequence[KeyStack], bezier: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The Bezier points of the segment starting at each key of stacks keyed at the same
+    frames (`_same_frames`), for `evaluate_segments`: row i is the segment from key i to key
+    i + 1 (meaningless at a curve's last key). Frames ``x`` (K - 1, 4), or (K - 1, 4, k)
+    where the stacks' handle frames differ, and values ``y`` (K - 1, 4, k), float32. Without
+    ``bezier`` the handle columns repeat the keys (the handles are not read)."""
+    xs = stacks[0].co[:, 0]
+    ys = np.stack([s.co[:, 1] for s in stacks], axis=1)
+    if not bezier:
+        x = np.stack([xs[:-1], xs[:-1], xs[1:], xs[1:]], axis=1)
+        return x, np.stack([ys[:-1], ys[:-1], ys[1:], ys[1:]], axis=1)
+    out = np.stack([s.handle_right[:-1, 1] for s in stacks], axis=1)
+    into = np.stack([s.handle_left[1:, 1] for s in stacks], axis=1)
+    y = np.stack([ys[:-1], out, into, ys[1:]], axis=1)
+    frames = [
+        np.stack([xs[:-1], s.handle_right[:-1, 0], s.handle_left[1:, 0], xs[1:]], axis=1)
+        for s in stacks
+    ]
+    if all(np.array_equal(f, frames[0]) for f in frames[1:]):
+        return frames[0], y
+    return np.stack(frames, axis=2), y
+
+
 def evaluate_stacked_together(
     stacks: Sequence[KeyStack], curve: ArrayLike, t: ArrayLike
 ) -> np.ndarray:
@@ -569,7 +592,8 @@ def evaluate_stacked_together(
         if after.any():
             out[after, j] = _extrapolate_stacked(keys, curve[after], t[after], last[after], -1)
     if inside.any():
-        ci, ti = curve[inside], t[inside]
+        every = bool(inside.all())  # (the usual case: no copies)
+        ci, ti = (curve, t) if every else (curve[inside], t[inside])
         # The first key of its curve at or after each time (searchsorted, side="left", in
         # every curve at once): (curve, frame) as one ordered integer, the keys' sorted.
         right = np.searchsorted(_curve_time_order(key_curve, xs), _curve_time_order(ci, ti))
@@ -577,26 +601,26 @@ def evaluate_stacked_together(
         exact_right = np.abs(xs[right] - ti) <= EXACT_THRESHOLD
         exact_left = np.abs(xs[left] - ti) <= EXACT_THRESHOLD
         todo = ~(exact_left | exact_right)
-        val = np.where(exact_right[:, None], ys[right], ys[left])
+        val = None if todo.all() else np.where(exact_right[:, None], ys[right], ys[left])
         if todo.any():
-            lt, rt = left[todo], right[todo]
+            lt = left if val is None else left[todo]
             ipo = base.interpolation[lt]
             # The handle columns count for BEZIER segments only (`evaluate_segments`), and
             # only then are the handles read.
-            if (ipo == BEZIER).any():
-                y_out = np.stack([s.handle_right[lt, 1] for s in stacks], axis=1)
-                y_in = np.stack([s.handle_left[rt, 1] for s in stacks], axis=1)
-                frames = [(s.handle_right[lt, 0], s.handle_left[rt, 0]) for s in stacks]
+            x_table, y_table = _segment_points(stacks, bool((ipo == BEZIER).any()))
+            x, y, tt = x_table[lt], y_table[lt], ti if val is None else ti[todo]
+            if x.ndim == 2:  # one set of frames for all k
+                segments = evaluate_segments(tt, x, y, ipo)
             else:
-                y_out, y_in = ys[lt], ys[rt]
-                frames = [(xs[lt], xs[rt])] * len(stacks)
-            y = np.stack([ys[lt], y_out, y_in, ys[rt]], axis=1)  # (n, 4, k)
-            if all(np.array_equal(f, frames[0]) for f in frames[1:]):
-                x = np.stack([xs[lt], *frames[0], xs[rt]], axis=1)
-                val[todo] = evaluate_segments(ti[todo], x, y, ipo)
+                segments = np.stack(
+                    [evaluate_segments(tt, x[..., j], y[..., j], ipo) for j in range(len(stacks))],
+                    axis=1,
+                )
+            if val is None:
+                val = segments.astype(np.float32)
             else:
-                for j, pair in enumerate(frames):
-                    x = np.stack([xs[lt], *pair, xs[rt]], axis=1)
-                    val[todo, j] = evaluate_segments(ti[todo], x, y[:, :, j], ipo)
+                val[todo] = segments
+        if every:
+            return val.astype(np.float64)
         out[inside] = val
     return out.astype(np.float64)
