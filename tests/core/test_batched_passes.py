@@ -333,6 +333,7 @@ def test_held_stretches_get_their_ends_and_no_samples_and_chain_as_refined_jumps
     assert 6.5 in mine and 6.5101 in mine  # the stretch's ends, not times
     assert not ((mine > 6.5) & (mine < 6.5101)).any()
     np.testing.assert_array_equal(g_values, evaluate(g_line, grid))
+    np.testing.assert_array_equal(g_q, values_to_quat("RQ", g_values))
     # Every other gap of a line turns at most MAX_STEP (channels and rotation).
     gap = (g_line[1:] == g_line[:-1]) & ~((grid[:-1] == 6.5) & (g_line[:-1] == 0))
     steps = np.abs(np.diff(g_values, axis=0)).sum(axis=1)
