@@ -37,7 +37,9 @@ def seed_keys(values: np.ndarray, first: np.ndarray, tolerance: float) -> np.nda
     as predicted. (The reduction can add keys but never removes a seed. Measured on 200
     spinning bones x 1000 frames at 0.1 degree, converting quaternion, RQ and swing/twist:
     seeds 1.8 times wider, a tenth of the constant, ended with 0.4 to 1.4% more keys after
-    one pass more, most of it over every frame; seeds 1.2 times denser with 4% more keys.)
+    one pass more, most of it over every frame; seeds 1.2 times denser with 4% more keys. On
+    the noisy CMU mocap clip the wider seeds end with 4% fewer keys at 0.1 degree and 8%
+    fewer at 0.5 degree: noise inflates the fourth differences.)
     The channels' changes are summed as rotation angles (a bound for RQ, Euler and
     swing/twist channels; quaternion components turn by about twice theirs).
     Only a guess: the reduction then measures the error against Blender's curves and adds
