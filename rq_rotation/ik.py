@@ -65,6 +65,7 @@ back onto it); a step that would cross a limit stops on it.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -352,28 +353,25 @@ class IKResult:
     moved: float
 
 
-class _Chain:
-    """The chain's constant arrays, validated, and its kinematics."""
+class _Layout:
+    """What a chain's joint kinds, orders, locks and limits fix (not its offsets or pose).
 
-    def __init__(
-        self,
-        joints: Sequence[Joint],
-        tip: NDArray[np.float64],
-        target: NDArray[np.float64],
-        target_rotation: NDArray[np.float64] | None,
-        orientation_weight: float,
-    ) -> None:
-        n = len(joints)
+    Built once per distinct chain by `_layout` and shared, read-only, by every `_Chain` of the
+    same joints: a drag solves the same chain again and again, and building this took a tenth
+    of a 3-joint solve.
+    """
+
+    def __init__(self, key: tuple[tuple[str, str, tuple[bool, ...], tuple, tuple], ...]) -> None:
+        n = len(key)
         self.n = n
-        self.offsets = np.stack([j.offset for j in joints])
-        self.sel = np.stack([_SELECTIONS[j.kind, j.euler_order] for j in joints])
+        self.sel = np.stack([_SELECTIONS[kind, order] for kind, order, *_ in key])
         self.sel2 = 2.0 * self.sel.reshape(3 * n, 3, 3)  # 2 S_f per factor
         lower = np.full((n, 3), -np.inf)
         upper = np.full((n, 3), np.inf)
         ellipse = np.zeros((n, 2))  # semi-axes where both are positive, else 0
-        fixed = np.array([j.locks for j in joints], dtype=bool)
-        swing_twist = [i for i, j in enumerate(joints) if j.kind == "swing_twist"]
-        limits = np.array([[*joints[i].swing_limit, *joints[i].twist_limit] for i in swing_twist])
+        fixed = np.array([locks for _, _, locks, _, _ in key], dtype=bool)
+        swing_twist = [i for i, (kind, *_) in enumerate(key) if kind == "swing_twist"]
+        limits = np.array([[*key[i][3], *key[i][4]] for i in swing_twist])
         effective = np.stack(effective_limits(*limits.T), axis=1) if swing_twist else limits
         for i, (a, b, lo, hi) in zip(swing_twist, effective.tolist(), strict=True):
             lower[i, 2], upper[i, 2] = lo, hi
@@ -397,7 +395,48 @@ class _Chain:
         order = (np.arange(n)[:, None] * 3 + (2 - factor)).ravel()  # proximal first
         later = order[None, :] - order[:, None]
         self.curvature_weights = np.where(later > 0, 1.0, np.where(later == 0, 0.5, 0.0))
-        self.free_rq = np.array([j.kind == "rq" and not any(j.locks) for j in joints])
+        self.free_rq = np.array([kind == "rq" and not any(locks) for kind, _, locks, *_ in key])
+        for value in vars(self).values():
+            if isinstance(value, np.ndarray):
+                value.flags.writeable = False
+
+
+@functools.lru_cache(maxsize=64)
+def _layout(key: tuple[tuple[str, str, tuple[bool, ...], tuple, tuple], ...]) -> _Layout:
+    """The shared `_Layout` of the joints' ``(kind, euler_order, locks, swing_limit,
+    twist_limit)`` records (as `Joint` stores them: hashable)."""
+    return _Layout(key)
+
+
+class _Chain:
+    """The chain's constant arrays, validated, and its kinematics.
+
+    The arrays its joints' kinds and limits fix come from the shared `_Layout` (read-only):
+    ``n``, ``sel``, ``sel2``, ``lower``, ``upper``, ``ellipse``, ``lower_flat``,
+    ``upper_flat``, ``identity``, ``joint_index``, ``has_ellipse``, ``ellipses``, ``fixed``,
+    ``curvature_weights``, ``free_rq``.
+    """
+
+    def __init__(
+        self,
+        joints: Sequence[Joint],
+        tip: NDArray[np.float64],
+        target: NDArray[np.float64],
+        target_rotation: NDArray[np.float64] | None,
+        orientation_weight: float,
+    ) -> None:
+        layout = _layout(
+            tuple((j.kind, j.euler_order, j.locks, j.swing_limit, j.twist_limit) for j in joints)
+        )
+        self.n = layout.n
+        self.sel, self.sel2 = layout.sel, layout.sel2
+        self.lower, self.upper, self.ellipse = layout.lower, layout.upper, layout.ellipse
+        self.lower_flat, self.upper_flat = layout.lower_flat, layout.upper_flat
+        self.identity, self.joint_index = layout.identity, layout.joint_index
+        self.has_ellipse, self.ellipses = layout.has_ellipse, layout.ellipses
+        self.fixed, self.curvature_weights = layout.fixed, layout.curvature_weights
+        self.free_rq = layout.free_rq
+        self.offsets = np.stack([j.offset for j in joints])
         self.tip = tip
         self.target = target
         self.target_rotation = target_rotation
