@@ -388,6 +388,8 @@ class _Layout:
         self.ellipses = [(int(i), *ellipse[i].tolist()) for i in self.has_ellipse]
         fixed |= lower == upper
         self.fixed = fixed.ravel()
+        self.free = ~self.fixed
+        self.free_basis = self.identity[:, self.free]  # (3n, free): the step's basis, none held
         # `reach_curvature`'s weights (3n, 3n) of the entry (a, b), a of joint i, b of joint j:
         # 1 where its formula is exact in that order (j > i, or j = i and a's factor acts after
         # b's), 1/2 within a factor, 0 else (the transpose has it)
@@ -396,6 +398,7 @@ class _Layout:
         later = order[None, :] - order[:, None]
         self.curvature_weights = np.where(later > 0, 1.0, np.where(later == 0, 0.5, 0.0))
         self.free_rq = np.array([kind == "rq" and not any(locks) for kind, _, locks, *_ in key])
+        self.free_rq_joints = np.flatnonzero(self.free_rq).tolist()
         for value in vars(self).values():
             if isinstance(value, np.ndarray):
                 value.flags.writeable = False
@@ -414,7 +417,7 @@ class _Chain:
     The arrays its joints' kinds and limits fix come from the shared `_Layout` (read-only):
     ``n``, ``sel``, ``sel2``, ``lower``, ``upper``, ``ellipse``, ``lower_flat``,
     ``upper_flat``, ``identity``, ``joint_index``, ``has_ellipse``, ``ellipses``, ``fixed``,
-    ``curvature_weights``, ``free_rq``.
+    ``free``, ``free_basis``, ``curvature_weights``, ``free_rq``, ``free_rq_joints``.
     """
 
     def __init__(
@@ -435,7 +438,8 @@ class _Chain:
         self.identity, self.joint_index = layout.identity, layout.joint_index
         self.has_ellipse, self.ellipses = layout.has_ellipse, layout.ellipses
         self.fixed, self.curvature_weights = layout.fixed, layout.curvature_weights
-        self.free_rq = layout.free_rq
+        self.free, self.free_basis = layout.free, layout.free_basis
+        self.free_rq, self.free_rq_joints = layout.free_rq, layout.free_rq_joints
         self.offsets = np.stack([j.offset for j in joints])
         self.tip = tip
         self.target = target
@@ -651,7 +655,9 @@ def _basis(
     normals: dict[int, NDArray[np.float64]],
 ) -> NDArray[np.float64]:
     """Directions the step may take (3n, m): free parameters, tangents of held ellipses."""
-    free = ~chain.fixed & ~held_box
+    if not held_ellipse and not held_box.any():
+        return chain.free_basis
+    free = chain.free & ~held_box
     for i in held_ellipse:
         free[3 * i : 3 * i + 2] = False
     cols = [chain.identity[:, free]]
@@ -673,8 +679,8 @@ def _constrained_step(
     Returns ``(step (3n,), Z, held_box (3n,) bool, held_ellipse list)``.
     """
     flat = state.p.ravel()
-    at_lower = (flat <= chain.lower_flat + ON_BOUNDARY) & ~chain.fixed
-    at_upper = (flat >= chain.upper_flat - ON_BOUNDARY) & ~chain.fixed
+    at_lower = (flat <= chain.lower_flat + ON_BOUNDARY) & chain.free
+    at_upper = (flat >= chain.upper_flat - ON_BOUNDARY) & chain.free
     normals = {}
     for i, a, b in chain.ellipses_beyond(state.p, 1.0 - ON_BOUNDARY):
         nrm = _ellipse_normal(state.p, i, a, b)
@@ -685,14 +691,15 @@ def _constrained_step(
     for _ in range(4):
         z = _basis(chain, held_box, held_ellipse, normals)
         step = z @ solve(z) if z.shape[1] else np.zeros(3 * chain.n)
-        box = held_box | (at_lower & (step < 0)) | (at_upper & (step > 0))
+        crossed = (at_lower & (step < 0)) | (at_upper & (step > 0))
         ellipse = sorted(
             set(held_ellipse)
             | {i for i, nrm in normals.items() if nrm @ step[3 * i : 3 * i + 2] > 0}
         )
-        if np.array_equal(box, held_box) and ellipse == held_ellipse:
+        grows = bool((crossed & ~held_box).any())
+        if not grows and ellipse == held_ellipse:
             break
-        held_box, held_ellipse = box, ellipse
+        held_box, held_ellipse = held_box | crossed, ellipse
     return step, z, held_box, held_ellipse
 
 
@@ -711,13 +718,11 @@ def _advance(
     """
     flat = p.ravel()
     alpha = 1.0
-    lower, upper = chain.lower_flat, chain.upper_flat
-    free = ~held_box & (step != 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        room = np.where(step > 0, upper - flat, lower - flat) / step
-    room = room[free & np.isfinite(room)]
-    if room.size:
-        alpha = min(alpha, float(room.min()))
+    moving = np.flatnonzero(~held_box & (step != 0.0))
+    if moving.size:
+        d = step[moving]
+        bound = np.where(d > 0, chain.upper_flat[moving], chain.lower_flat[moving])
+        alpha = min(alpha, float(((bound - flat[moving]) / d).min()))  # inf: unbounded
     for i, a, b in chain.ellipses_beyond((flat + step).reshape(-1, 3), 1.0):
         if i in held_ellipse:
             continue
@@ -911,10 +916,10 @@ def _accept(
     Returns ``(state, jumped)``, ``jumped`` when a vector was reparameterized.
     """
     jumped = False
-    rq = state.p[chain.free_rq]
-    if rq.size and np.any(np.einsum("ij,ij->i", rq, rq) > math.pi**2):
+    rows = state.p.tolist()
+    if any(sum(x * x for x in rows[i]) > math.pi**2 for i in chain.free_rq_joints):
         p = state.p.copy()
-        p[chain.free_rq] = reparameterize(rq)
+        p[chain.free_rq] = reparameterize(p[chain.free_rq])
         state = chain.evaluate(p, jacobians=True)
         jumped = True
     if callback is not None:
@@ -1110,7 +1115,8 @@ def _solve(
             trial = chain.evaluate(_advance(chain, state.p, step, held_box, held_ellipse), True)
             # the gain against the linear model's: a step that gains less than a tenth of it
             # is refused, the damping follows the ratio (a trust region's rule)
-            predicted = state.e1**2 - float(np.sum((state.r1 + state.j1 @ step) ** 2))
+            linear = state.r1 + state.j1 @ step
+            predicted = state.e1**2 - float(linear @ linear)
             ratio = (state.e1**2 - trial.e1**2) / predicted if predicted > 0 else -1.0
             gain = state.e1 - trial.e1
             if gain > 0.0 and (ratio > 0.1 or slow):
