@@ -1047,7 +1047,9 @@ def _solve(
     exact: NDArray[np.float64] | None = None  # `_lagrangian` at state, while minimizing
     while iterations < max_iterations:
         gradient = state.j2.T @ state.delta.ravel()
-        if reaching and (slow or state.e1 >= CURVED_NEAR):
+        # the step is sequential quadratic programming's on the whole problem (see below)
+        curved = reaching and not slow and state.e1 < CURVED_NEAR
+        if reaching and not curved:
             hessian = state.j2.T @ state.j2 + curvature
         elif reaching:
             hessian = _lagrangian(chain, state, gradient)[0]
@@ -1120,6 +1122,18 @@ def _solve(
             ratio = (state.e1**2 - trial.e1**2) / predicted if predicted > 0 else -1.0
             gain = state.e1 - trial.e1
             if gain > 0.0 and (ratio > 0.1 or slow):
+                # a curved step shorter than the angles' tolerance, taken whole (no limit on
+                # its way or held, its angles' part not cut to sqrt(e1) > its length): the next
+                # one, from the same model, would be shorter still; once this one reaches,
+                # the angles have converged with the reach (it spares drags the last model
+                # and step: a fifth of their time)
+                converged = (
+                    curved
+                    and length < STEP_TOLERANCE <= math.sqrt(state.e1)
+                    and not held_ellipse
+                    and not held_box.any()
+                    and np.array_equal(trial.p.ravel(), state.p.ravel() + step)
+                )
                 # Fletcher and Xu's hybrid: Gauss-Newton while the reach falls fast, else BFGS
                 if trial.e1 > 0.5 * state.e1:
                     if not slow:
@@ -1137,6 +1151,8 @@ def _solve(
                 crawling = crawling + 1 if gain <= 1e-12 * state.e1 else 0
                 if state.e1 <= REACH_TOLERANCE or crawling >= 2:
                     reaching, cap, anchor = False, *_settled(state)
+                    if converged and not jumped and state.e1 <= REACH_TOLERANCE:
+                        break
             else:
                 mu *= 8.0
                 if mu > 1e8:

@@ -556,3 +556,56 @@ def test_bad_input_is_refused_with_a_clear_error():
         Joint("rq", (0.0, 0.0, 0.0), offset=np.eye(3))
     with pytest.raises(ValueError, match="order"):
         Joint("euler", (0.0, 0.0, 0.0), euler_order="XYX")
+
+
+def test_a_drag_stops_on_a_converged_step_with_the_angles_stationary(monkeypatch, rng):
+    """A short curved step that reaches ends the solve: no further step is computed just to
+    find it short (most drag steps end so), and the result is stationary for the angles on
+    the reaching set (their gradient along the reach Jacobian's null space vanishes)."""
+    steps: list[int] = []
+    real = ik_module._constrained_step
+    monkeypatch.setattr(ik_module, "_constrained_step", lambda *a: steps.append(1) or real(*a))
+    joints = mixed_chain(rng)
+    base = end_effector(joints, start_of(joints))
+    stopped = 0
+    for t in np.linspace(0.0, 0.2, 21)[1:]:
+        target = base + 0.5 * np.array([math.sin(t), math.cos(t) - 1, -t])
+        steps.clear()
+        result = solve_chain(joints, TIP, target)
+        assert result.distance < 1e-10
+        stopped += len(steps) == result.iterations
+        if not any(result.active):
+            chain = ik_module._Chain(joints, TIP, target, None, 1.0)
+            chain.start(start_of(joints))
+            state = chain.evaluate(result.params, jacobians=True)
+            z = chain.free_basis
+            null = np.linalg.svd(state.j1 @ z)[2][3:].T
+            gradient = null.T @ z.T @ state.j2.T @ state.delta.ravel()
+            assert np.abs(gradient).max() < 1e-7
+        joints = [
+            Joint(j.kind, p, j.offset, j.locks, j.swing_limit, j.twist_limit, j.euler_order)
+            for j, p in zip(joints, result.params, strict=True)
+        ]
+    assert stopped >= 10
+
+
+def test_chains_of_the_same_joints_share_one_read_only_layout():
+    """The arrays the joints' kinds and limits fix are built once per distinct chain and
+    shared read-only between solves (a drag solves the same chain at every step)."""
+    joints = mixed_chain(np.random.default_rng(1))
+    moved = [
+        Joint(
+            j.kind, j.params + 0.01, j.offset, j.locks, j.swing_limit, j.twist_limit, j.euler_order
+        )
+        for j in joints
+    ]
+    first = ik_module._Chain(joints, TIP, np.zeros(3), None, 1.0)
+    again = ik_module._Chain(moved, TIP, np.ones(3), None, 1.0)
+    assert again.lower is first.lower and again.curvature_weights is first.curvature_weights
+    with pytest.raises(ValueError, match="read-only"):
+        first.fixed[0] = True
+    other = list(joints)
+    other[0] = Joint("swing_twist", joints[0].params, swing_limit=(0.5, 1.1))
+    changed = ik_module._Chain(other, TIP, np.zeros(3), None, 1.0)
+    assert changed.ellipse[0].tolist() == [0.5, 1.1]
+    assert first.ellipse[0].tolist() == [0.7, 1.1]
