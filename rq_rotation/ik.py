@@ -162,46 +162,47 @@ def _factor_kernel(
 
     The formulas of ``rq_to_quat`` and ``rq_quat_jacobian``: ``q = (cos(theta/2), s v)``,
     ``dq_w/dv_j = -s v_j / 2``, ``dq_i/dv_j = s delta_ij + g v_i v_j`` with
-    ``s = sin(theta/2)/theta`` and ``g = (cos(theta/2)/2 - s)/theta^2``, the scalars in
-    Python's ``math`` (a chain has a handful of vectors, where numpy's per-call cost
-    dominates; the public functions are built for large stacks and cost ten times more here;
-    tested equal to them within 4e-16). ``g``'s closed form cancels near 0, losing
-    ``eps/theta^2`` absolutely, but it only enters as ``g v_i v_j`` (of size ``theta^2``),
-    which keeps it at ``eps``; below ``_TINY`` the first two terms of the series (exact there
-    to far below ``eps``) replace the 0/0.
+    ``s = sin(theta/2)/theta`` and ``g = (cos(theta/2)/2 - s)/theta^2``, all in Python's
+    ``math`` and turned into arrays once (a chain has a handful of vectors, where numpy's
+    per-call cost dominates: a dozen small array operations cost more than these few floats
+    even on a 10-joint chain's 30 vectors; the public functions are built for large stacks and
+    cost ten times more here; tested equal to them within 4e-16). ``g``'s closed form cancels
+    near 0, losing ``eps/theta^2`` absolutely, but it only enters as ``g v_i v_j`` (of size
+    ``theta^2``), which keeps it at ``eps``; below ``_TINY`` the first two terms of the series
+    (exact there to far below ``eps``) replace the 0/0.
     """
-    th2 = np.einsum("ij,ij->i", v, v).tolist()
-    m = len(th2)
-    c = [0.0] * m
-    s = [0.0] * m
-    g = [0.0] * m
-    for k, t2 in enumerate(th2):
+    q: list[float] = []  # flat: numpy reads a flat list of floats fastest
+    jq: list[float] = []
+    for x, y, z in v.tolist():
+        t2 = x * x + y * y + z * z
         th = math.sqrt(t2)
-        c[k] = math.cos(0.5 * th)
+        c = math.cos(0.5 * th)
         if th < _TINY:
-            s[k], g[k] = 0.5 - t2 / 48.0, t2 / 960.0 - 1.0 / 24.0
+            s, g = 0.5 - t2 / 48.0, t2 / 960.0 - 1.0 / 24.0
         else:
-            s[k] = math.sin(0.5 * th) / th
-            g[k] = (0.5 * c[k] - s[k]) / t2
-    s_a = np.array(s)
-    q = np.empty((m, 4))
-    q[:, 0] = c
-    q[:, 1:] = s_a[:, None] * v
-    if not jacobians:
-        return q, None
-    jq = np.empty((m, 4, 3))
-    jq[:, 0] = -0.5 * q[:, 1:]
-    jq[:, 1:] = (np.array(g)[:, None] * v)[:, :, None] * v[:, None, :] + s_a[:, None, None] * _E
-    return q, jq
+            s = math.sin(0.5 * th) / th
+            g = (0.5 * c - s) / t2
+        sx, sy, sz = s * x, s * y, s * z
+        q += c, sx, sy, sz
+        if jacobians:
+            gx, gy, gz = g * x, g * y, g * z
+            jq += (-0.5 * sx, -0.5 * sy, -0.5 * sz)
+            jq += (gx * x + s, gx * y, gx * z)
+            jq += (gy * x, gy * y + s, gy * z)
+            jq += (gz * x, gz * y, gz * z + s)
+    m = len(v)
+    return np.array(q).reshape(m, 4), np.array(jq).reshape(m, 4, 3) if jacobians else None
 
 
 def _log(q: NDArray[np.float64]) -> NDArray[np.float64]:
-    """RQ vectors (n, 3) of the quaternions (n, 4) with ``|v| <= pi`` (``quat_to_rq``)."""
-    xyz = q[:, 1:]
-    norm = np.sqrt(np.einsum("ij,ij->i", xyz, xyz))
-    w = q[:, 0]
-    f = 2.0 * np.arctan2(norm, np.abs(w)) / np.maximum(norm, 1e-300)
-    return xyz * np.copysign(f, w)[:, None]
+    """RQ vectors (n, 3) of the quaternions (n, 4) with ``|v| <= pi`` (``quat_to_rq``), in
+    ``math`` (a chain's few joints)."""
+    out: list[float] = []
+    for w, x, y, z in q.tolist():
+        norm = math.sqrt(x * x + y * y + z * z)
+        f = math.copysign(2.0 * math.atan2(norm, abs(w)) / max(norm, 1e-300), w)
+        out += x * f, y * f, z * f
+    return np.array(out).reshape(len(q), 3)
 
 
 def _log_jacobian(delta: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -209,24 +210,25 @@ def _log_jacobian(delta: NDArray[np.float64]) -> NDArray[np.float64]:
 
     ``rq_velocity(delta, omega, "local") = a omega + (delta x omega)/2 + b (delta . omega)
     delta`` as a matrix, ``b = (1 - (theta/2) cot(theta/2)) / theta^2``, ``a = 1 - b theta^2``
-    (tested equal). As in `_factor_kernel`, the scalars in ``math``, and ``b``'s cancellation
-    costs nothing where it enters (``b delta delta^T``, ``b theta^2``); below ``_TINY`` its
-    series' first two terms.
+    (tested equal). As in `_factor_kernel`, in ``math``, and ``b``'s cancellation costs
+    nothing where it enters (``b delta delta^T``, ``b theta^2``); below ``_TINY`` its series'
+    first two terms.
     """
-    th2 = np.einsum("ij,ij->i", delta, delta).tolist()
-    b = [0.0] * len(th2)
-    a = [0.0] * len(th2)
-    for k, t2 in enumerate(th2):
+    out: list[float] = []
+    for x, y, z in delta.tolist():
+        t2 = x * x + y * y + z * z
         th = math.sqrt(t2)
         if th < _TINY:
-            b[k] = 1.0 / 12.0 + t2 / 720.0
+            b = 1.0 / 12.0 + t2 / 720.0
         else:
-            b[k] = (1.0 - 0.5 * th / math.tan(0.5 * th)) / t2
-        a[k] = 1.0 - b[k] * t2
-    out = (np.array(b)[:, None] * delta)[:, :, None] * delta[:, None, :]
-    out += np.array(a)[:, None, None] * _E
-    out += (delta @ _HALF_CROSS).reshape(-1, 3, 3)
-    return out
+            b = (1.0 - 0.5 * th / math.tan(0.5 * th)) / t2
+        a = 1.0 - b * t2
+        bx, by, bz = b * x, b * y, b * z
+        hx, hy, hz = 0.5 * x, 0.5 * y, 0.5 * z  # [delta]x / 2
+        out += (bx * x + a, bx * y - hz, bx * z + hy)
+        out += (by * x + hz, by * y + a, by * z - hx)
+        out += (bz * x - hy, bz * y + hx, bz * z + a)
+    return np.array(out).reshape(len(delta), 3, 3)
 
 
 # Elementary rotations per joint: each joint's rotation is R = R_f2 @ R_f1 @ R_f0 (factor 0
