@@ -745,7 +745,8 @@ def _svd_parts(
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], int]:
     """``(U, s, Vt, rank)`` of the reach Jacobian in the step basis, rank relative to ``s[0]``."""
     u, s, vt = np.linalg.svd(a1, full_matrices=True)
-    rank = int(np.sum(s > 1e-10 * s[0])) if s.size and s[0] > 0 else 0
+    values = s.tolist()
+    rank = sum(x > 1e-10 * values[0] for x in values) if values and values[0] > 0 else 0
     return u, s, vt, rank
 
 
@@ -839,7 +840,8 @@ def solve_chain(
 
     start = np.stack([j.params for j in joints])
     p = chain.project(start.copy())
-    p[chain.free_rq] = reparameterize(p[chain.free_rq])
+    if _beyond_first_shell(chain, p):
+        p[chain.free_rq] = reparameterize(p[chain.free_rq])
     state = chain.start(p)
     if chain.scale == 0.0:
         raise ValueError("the chain has zero length: its end effector never moves")
@@ -906,6 +908,13 @@ def _output(
     return out
 
 
+def _beyond_first_shell(chain: _Chain, p: NDArray[np.float64]) -> bool:
+    """Whether a free RQ joint's vector in ``p`` (n, 3) is longer than pi (`reparameterize`
+    would move it), tested in Python on the chain's few joints."""
+    rows = p.tolist()
+    return any(sum(x * x for x in rows[i]) > math.pi**2 for i in chain.free_rq_joints)
+
+
 def _accept(
     chain: _Chain,
     state: _State,
@@ -918,8 +927,7 @@ def _accept(
     Returns ``(state, jumped)``, ``jumped`` when a vector was reparameterized.
     """
     jumped = False
-    rows = state.p.tolist()
-    if any(sum(x * x for x in rows[i]) > math.pi**2 for i in chain.free_rq_joints):
+    if _beyond_first_shell(chain, state.p):
         p = state.p.copy()
         p[chain.free_rq] = reparameterize(p[chain.free_rq])
         state = chain.evaluate(p, jacobians=True)
@@ -1092,11 +1100,12 @@ def _solve(
             null = vt[rank:].T
             if not null.shape[1]:
                 return y
-            hz = z.T @ hessian @ z
-            reduced = null.T @ hz @ null
+            zn = z @ null  # the null space's directions in the parameters (3n, k)
+            hzn = hessian @ zn
+            reduced = zn.T @ hzn
             if damping:
-                reduced += damping * np.eye(null.shape[1])
-            g = null.T @ (z.T @ gradient + hz @ y)
+                reduced.flat[:: len(reduced) + 1] += damping
+            g = zn.T @ (gradient + hessian @ (z @ y))
             tangent = -null @ _solve_positive(reduced, g, ANGLES_FLOOR)
             if reaching:
                 # the reach's part within the step bound, the angles' part shorter than the
@@ -1251,22 +1260,24 @@ def _restore(
 def _active(chain: _Chain, p: NDArray[np.float64]) -> tuple[tuple[str, ...], ...]:
     """Per joint, the names of the limits ``p`` lies on (see `IKResult.active`)."""
     out = []
+    ellipses = {i: (a, b) for i, a, b in chain.ellipses}
+    fixed, lower, upper, rows = (x.tolist() for x in (chain.fixed, chain.lower, chain.upper, p))
     for i in range(chain.n):
         names = []
-        if i in chain.has_ellipse:
-            if _ellipse_normal(p, i, *chain.ellipse[i].tolist()) is not None:
+        if i in ellipses:
+            if _ellipse_normal(p, i, *ellipses[i]) is not None:
                 names.append("swing")
         elif any(
-            not chain.fixed[3 * i + k]
-            and np.isfinite(chain.upper[i, k])
-            and abs(abs(p[i, k]) - chain.upper[i, k]) <= ON_BOUNDARY
+            not fixed[3 * i + k]
+            and math.isfinite(upper[i][k])
+            and abs(abs(rows[i][k]) - upper[i][k]) <= ON_BOUNDARY
             for k in (0, 1)
         ):
             names.append("swing")
-        if not chain.fixed[3 * i + 2] and np.isfinite(chain.lower[i, 2]):
-            if p[i, 2] <= chain.lower[i, 2] + ON_BOUNDARY:
+        if not fixed[3 * i + 2] and math.isfinite(lower[i][2]):
+            if rows[i][2] <= lower[i][2] + ON_BOUNDARY:
                 names.append("twist_min")
-            elif p[i, 2] >= chain.upper[i, 2] - ON_BOUNDARY:
+            elif rows[i][2] >= upper[i][2] - ON_BOUNDARY:
                 names.append("twist_max")
         out.append(tuple(names))
     return tuple(out)
