@@ -144,6 +144,8 @@ _HALF_CROSS = _HALF_CROSS.reshape(3, 9)
 _HAMILTON = np.moveaxis(_qmul(np.eye(4)[:, None], np.eye(4)[None]), -1, 0)
 # p @ _HAMILTON_LEFT, reshaped (4, 4), is the matrix of q -> p * q
 _HAMILTON_LEFT = np.ascontiguousarray(np.transpose(_HAMILTON, (1, 0, 2)).reshape(4, 16))
+# p @ _CONJUGATE_LEFT, reshaped (4, 4), is the matrix of q -> conj(p) * q
+_CONJUGATE_LEFT = np.diag([1.0, -1.0, -1.0, -1.0]) @ _HAMILTON_LEFT
 # q @ _DRDQ_BY_Q, reshaped (4, 9), is dR/dq_a at q (`_DRDQ`, rows a, flattened 3x3)
 _DRDQ_BY_Q = np.ascontiguousarray(_DRDQ.reshape(4, 36))
 
@@ -514,14 +516,15 @@ class _Chain:
         pre[0] = self.offsets[0]
         pre[1:] = frames[:-1] @ self.offsets[1:]
         end = frame[:3, :3] @ self.tip + frame[:3, 3]
-        rows = [(end - self.target) / self.scale]
+        r1 = (end - self.target) / self.scale
         if self.target_rotation is not None:
-            rows.append(self.orientation_weight * (frame[:3, :3] - self.target_rotation).ravel())
-        state = _State(p, end, frame[:3, :3], pre[:, :3, 3], np.concatenate(rows), _log(q_rel))
+            rows = self.orientation_weight * (frame[:3, :3] - self.target_rotation).ravel()
+            r1 = np.concatenate([r1, rows])
+        state = _State(p, end, frame[:3, :3], pre[:, :3, 3], r1, _log(q_rel))
         if jq is None:  # not jacobians
             return state
         # body angular velocities: factor f's, 2 vec(conj(q_f) dq_f/dv), per parameter
-        conj = (qf.reshape(3 * n, 4) * (1.0, -1.0, -1.0, -1.0)) @ _HAMILTON_LEFT
+        conj = qf.reshape(3 * n, 4) @ _CONJUGATE_LEFT
         wf = (conj.reshape(3 * n, 4, 4)[:, 1:] @ jq) @ self.sel2  # (3n, 3, c), times 2
         wf = wf.reshape(n, 3, 3, 3)
         # the joint's, R^T dR/dp_c = [w_c]x: w = w_0 + R_0^T w_1 + (R_1 R_0)^T w_2
@@ -529,7 +532,7 @@ class _Chain:
         w = wf[:, 0] + rf0_t @ wf[:, 1] + np.swapaxes(r10, 1, 2) @ wf[:, 2]  # (n, 3, c)
         # the end effector (x) in each joint's rotated frame, whose world linear part is G:
         # d end/dp_c = G (w_c x x) = -G [x]x w_c
-        glin = pre[:, :3, :3] @ rot
+        glin = frames[:, :3, :3]  # pre[:, :3, :3] @ rot
         ginv = np.linalg.inv(glin)
         x = (ginv @ (end - pre[:, :3, 3])[:, :, None])[:, :, 0]
         cross_x = (x @ _HALF_CROSS).reshape(n, 3, 3)  # [x]x / 2
