@@ -904,9 +904,15 @@ def _chain_length(state: _State) -> float:
 def _output(
     chain: _Chain, p: NDArray[np.float64], start: NDArray[np.float64]
 ) -> NDArray[np.float64]:
-    """Parameters to hand out: free RQ joints' vectors closest to their start."""
+    """Parameters to hand out: free RQ joints' vectors closest to their start.
+
+    A vector ``v`` with ``|v| + |start| < pi`` is that one already (its equivalents are at
+    least ``2 pi - |v|`` long, farther from the start than ``v``): tested in Python first, as
+    drags mostly stay there.
+    """
     out = p.copy()
-    if chain.free_rq.any():
+    rows, near = p.tolist(), start.tolist()
+    if any(math.hypot(*rows[i]) + math.hypot(*near[i]) >= math.pi for i in chain.free_rq_joints):
         out[chain.free_rq] = _nearest_equivalent(p[chain.free_rq], start[chain.free_rq])
     return out
 

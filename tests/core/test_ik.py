@@ -609,3 +609,18 @@ def test_chains_of_the_same_joints_share_one_read_only_layout():
     changed = ik_module._Chain(other, TIP, np.zeros(3), None, 1.0)
     assert changed.ellipse[0].tolist() == [0.5, 1.1]
     assert first.ellipse[0].tolist() == [0.7, 1.1]
+
+
+def test_output_skips_the_nearest_equivalent_only_where_it_is_the_vector_itself(rng):
+    """`_output` hands out free RQ vectors closest to their start; its shortcut (no search
+    when ``|v| + |start| < pi``) gives what the search gives, on both sides of that bound."""
+    joints = [Joint("rq", (0.0, 0.0, 0.0)), Joint("rq", (0.0, 0.0, 0.0), offset=offset())]
+    chain = ik_module._Chain(joints, TIP, np.zeros(3), None, 1.0)
+    searched = 0
+    for _ in range(400):
+        p = random_unit(rng, 2) * rng.uniform(0.0, math.pi, (2, 1))
+        start = random_unit(rng, 2) * rng.uniform(0.0, 2.5 * math.pi, (2, 1))
+        expected = rq.quat_to_rq(rq.rq_to_quat(p), near=start)
+        np.testing.assert_allclose(ik_module._output(chain, p, start), expected, atol=1e-12)
+        searched += bool(np.any(np.abs(ik_module._output(chain, p, start) - p) > 1e-9))
+    assert searched > 50  # the search moved vectors too
