@@ -393,6 +393,20 @@ class _Layout:
         fixed |= lower == upper
         self.fixed = fixed.ravel()
         self.free = ~self.fixed
+        # (flat index, lower, upper) of the free parameters with a finite bound, as Python
+        # numbers: the box bounds' scalar tests (a twist range, a hinge's segment)
+        self.box = [
+            (k, lo, hi)
+            for k, (lo, hi, free) in enumerate(
+                zip(
+                    self.lower_flat.tolist(),
+                    self.upper_flat.tolist(),
+                    self.free.tolist(),
+                    strict=True,
+                )
+            )
+            if free and (math.isfinite(lo) or math.isfinite(hi))
+        ]
         self.free_basis = self.identity[:, self.free]  # (3n, free): the step's basis, none held
         # `reach_curvature`'s weights (3n, 3n) of the entry (a, b), a of joint i, b of joint j:
         # 1 where its formula is exact in that order (j > i, or j = i and a's factor acts after
@@ -421,7 +435,7 @@ class _Chain:
     The arrays its joints' kinds and limits fix come from the shared `_Layout` (read-only):
     ``n``, ``sel``, ``sel2``, ``lower``, ``upper``, ``ellipse``, ``lower_flat``,
     ``upper_flat``, ``identity``, ``joint_index``, ``has_ellipse``, ``ellipses``, ``fixed``,
-    ``free``, ``free_basis``, ``curvature_weights``, ``free_rq``, ``free_rq_joints``.
+    ``free``, ``box``, ``free_basis``, ``curvature_weights``, ``free_rq``, ``free_rq_joints``.
     """
 
     def __init__(
@@ -442,7 +456,7 @@ class _Chain:
         self.identity, self.joint_index = layout.identity, layout.joint_index
         self.has_ellipse, self.ellipses = layout.has_ellipse, layout.ellipses
         self.fixed, self.curvature_weights = layout.fixed, layout.curvature_weights
-        self.free, self.free_basis = layout.free, layout.free_basis
+        self.free, self.box, self.free_basis = layout.free, layout.box, layout.free_basis
         self.free_rq, self.free_rq_joints = layout.free_rq, layout.free_rq_joints
         self.offsets = np.stack([j.offset for j in joints])
         self.tip = tip
@@ -683,9 +697,10 @@ def _constrained_step(
     A limit joins the active set when ``state.p`` lies on it and the step would cross it.
     Returns ``(step (3n,), Z, held_box (3n,) bool, held_ellipse list)``.
     """
-    flat = state.p.ravel()
-    at_lower = (flat <= chain.lower_flat + ON_BOUNDARY) & chain.free
-    at_upper = (flat >= chain.upper_flat - ON_BOUNDARY) & chain.free
+    flat = state.p.ravel().tolist()
+    # (index, direction) of the box bounds the point lies on: a step along it crosses it
+    on_box = [(k, -1.0) for k, lo, _ in chain.box if flat[k] <= lo + ON_BOUNDARY]
+    on_box += [(k, 1.0) for k, _, hi in chain.box if flat[k] >= hi - ON_BOUNDARY]
     normals = {}
     for i, a, b in chain.ellipses_beyond(state.p, 1.0 - ON_BOUNDARY):
         nrm = _ellipse_normal(state.p, i, a, b)
@@ -696,15 +711,16 @@ def _constrained_step(
     for _ in range(4):
         z = _basis(chain, held_box, held_ellipse, normals)
         step = z @ solve(z) if z.shape[1] else np.zeros(3 * chain.n)
-        crossed = (at_lower & (step < 0)) | (at_upper & (step > 0))
+        moves = step.tolist()
+        crossed = [k for k, side in on_box if moves[k] * side > 0.0 and not held_box[k]]
         ellipse = sorted(
             set(held_ellipse)
             | {i for i, nrm in normals.items() if nrm @ step[3 * i : 3 * i + 2] > 0}
         )
-        grows = bool((crossed & ~held_box).any())
-        if not grows and ellipse == held_ellipse:
+        if not crossed and ellipse == held_ellipse:
             break
-        held_box, held_ellipse = held_box | crossed, ellipse
+        held_box[crossed] = True
+        held_ellipse = ellipse
     return step, z, held_box, held_ellipse
 
 
@@ -723,17 +739,16 @@ def _advance(
     """
     flat = p.ravel()
     alpha = 1.0
-    moving = np.flatnonzero(~held_box & (step != 0.0))
-    if moving.size:
-        d = step[moving]
-        bound = np.where(d > 0, chain.upper_flat[moving], chain.lower_flat[moving])
-        alpha = min(alpha, float(((bound - flat[moving]) / d).min()))  # inf: unbounded
+    at, moves, held = flat.tolist(), step.tolist(), held_box.tolist()
+    for k, lo, hi in chain.box:
+        d = moves[k]
+        if d and not held[k]:
+            alpha = min(alpha, ((hi if d > 0.0 else lo) - at[k]) / d)  # inf: unbounded
     for i, a, b in chain.ellipses_beyond((flat + step).reshape(-1, 3), 1.0):
         if i in held_ellipse:
             continue
-        x, z = flat[3 * i] / a, flat[3 * i + 1] / b
-        dx, dz = step[3 * i] / a, step[3 * i + 1] / b
-        x, z, dx, dz = float(x), float(z), float(dx), float(dz)
+        x, z = at[3 * i] / a, at[3 * i + 1] / b
+        dx, dz = moves[3 * i] / a, moves[3 * i + 1] / b
         qa = dx * dx + dz * dz
         if qa == 0.0 or (x + dx) ** 2 + (z + dz) ** 2 <= 1.0:
             continue
