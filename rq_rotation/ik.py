@@ -1038,9 +1038,45 @@ def _lagrangian(
     the Hessian's known part is ``J2^T J2`` (Gauss-Newton for the angles) plus the reach's
     curvature weighted by them (`_Chain.reach_curvature`).
     """
-    multiplier: NDArray[np.float64] = -np.linalg.lstsq(state.j1.T, gradient, rcond=None)[0]
+    multiplier = _multipliers(state.j1, gradient)
     exact = state.j2.T @ state.j2 + chain.reach_curvature(state, multiplier)
     return exact, multiplier
+
+
+def _multipliers(j1: NDArray[np.float64], gradient: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``lambda`` (rows of ``j1``) minimizing ``|j1^T lambda + gradient|``: ``lstsq``'s.
+
+    With the three position rows alone (no orientation target) and ``j1`` well conditioned
+    (every pivot of ``j1 j1^T``'s Cholesky factorization above ``1e-12`` of its trace:
+    ``cond(j1)`` below about ``1e6``), the normal equations are solved in Python floats:
+    ``lstsq`` cost a tenth of a 3-joint solve, and the multipliers only weight curvature
+    terms of a model, where the normal equations' relative error (``eps cond(j1)^2``, at most
+    about ``1e-4``) does not matter. Else ``lstsq`` (rank-deficient or ill-conditioned reach
+    Jacobians: a straight chain).
+    """
+    if len(j1) == 3:
+        (a00, a01, a02), (_, a11, a12), (_, _, a22) = (j1 @ j1.T).tolist()
+        b0, b1, b2 = (j1 @ gradient).tolist()
+        floor = 1e-12 * (a00 + a11 + a22)
+        if a00 > floor:
+            l00 = math.sqrt(a00)
+            l10, l20 = a01 / l00, a02 / l00
+            d11 = a11 - l10 * l10
+            if d11 > floor:
+                l11 = math.sqrt(d11)
+                l21 = (a12 - l20 * l10) / l11
+                d22 = a22 - l20 * l20 - l21 * l21
+                if d22 > floor:
+                    l22 = math.sqrt(d22)
+                    y0 = b0 / l00  # L y = b, then L^T x = y; lambda = -x
+                    y1 = (b1 - l10 * y0) / l11
+                    y2 = (b2 - l20 * y0 - l21 * y1) / l22
+                    x2 = y2 / l22
+                    x1 = (y1 - l21 * x2) / l11
+                    x0 = (y0 - l10 * x1 - l20 * x2) / l00
+                    return np.array([-x0, -x1, -x2])
+    result: NDArray[np.float64] = -np.linalg.lstsq(j1.T, gradient, rcond=None)[0]
+    return result
 
 
 def _solve(

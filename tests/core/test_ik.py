@@ -624,3 +624,31 @@ def test_output_skips_the_nearest_equivalent_only_where_it_is_the_vector_itself(
         np.testing.assert_allclose(ik_module._output(chain, p, start), expected, atol=1e-12)
         searched += bool(np.any(np.abs(ik_module._output(chain, p, start) - p) > 1e-9))
     assert searched > 50  # the search moved vectors too
+
+
+def test_multipliers_are_the_least_squares_ones(rng):
+    """`_multipliers` solves the normal equations in Python floats where the reach Jacobian
+    is well conditioned and falls back to ``lstsq`` elsewhere: the same multipliers, to the
+    normal equations' accuracy (``eps cond^2``), also rank-deficient and with orientation rows."""
+
+    def lstsq(j1, g):
+        return -np.linalg.lstsq(j1.T, g, rcond=None)[0]
+
+    for cond in (1.0, 1e2, 1e4):
+        for _ in range(20):
+            u = np.linalg.qr(rng.normal(size=(3, 3)))[0]
+            v = np.linalg.qr(rng.normal(size=(9, 3)))[0]
+            j1 = u @ np.diag([1.0, 0.5, 1.0 / cond]) @ v.T
+            g = rng.normal(size=9)
+            expected = lstsq(j1, g)
+            got = ik_module._multipliers(j1, g)
+            tol = 1e-13 * cond**2 * np.abs(expected).max()
+            np.testing.assert_allclose(got, expected, rtol=0, atol=tol)
+    straight = np.zeros((3, 9))
+    straight[0, :3] = straight[2, 3:6] = 1.0  # nothing moves the end along Y: rank 2
+    g = rng.normal(size=9)
+    np.testing.assert_array_equal(ik_module._multipliers(straight, g), lstsq(straight, g))
+    with_orientation = rng.normal(size=(12, 15))
+    g = rng.normal(size=15)
+    got = ik_module._multipliers(with_orientation, g)
+    np.testing.assert_array_equal(got, lstsq(with_orientation, g))
