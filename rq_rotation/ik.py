@@ -233,6 +233,21 @@ def _log_jacobian(delta: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.array(out).reshape(len(delta), 3, 3)
 
 
+def _inverses(m: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Inverses (n, 3, 3) of a chain's few 3x3 matrices (n, 3, 3), by their adjugates in
+    Python floats (``np.linalg.inv``'s wrapper costs more than the arithmetic here). The
+    matrices are the frames' linear parts (rotations times the bones' scales), far from
+    singular; a singular one raises ``ZeroDivisionError``."""
+    out: list[float] = []
+    for (a, b, c), (d, e, f), (g, h, i) in m.tolist():
+        c0, c1, c2 = e * i - f * h, f * g - d * i, d * h - e * g  # cofactors of row 0
+        r = 1.0 / (a * c0 + b * c1 + c * c2)
+        out += c0 * r, (c * h - b * i) * r, (b * f - c * e) * r
+        out += c1 * r, (a * i - c * g) * r, (c * d - a * f) * r
+        out += c2 * r, (b * g - a * h) * r, (a * e - b * d) * r
+    return np.array(out).reshape(len(m), 3, 3)
+
+
 # Elementary rotations per joint: each joint's rotation is R = R_f2 @ R_f1 @ R_f0 (factor 0
 # acts first) with factor f the RQ vector S_f @ p. Unused factors have S = 0 (the identity).
 
@@ -547,7 +562,7 @@ class _Chain:
         # the end effector (x) in each joint's rotated frame, whose world linear part is G:
         # d end/dp_c = G (w_c x x) = -G [x]x w_c
         glin = frames[:, :3, :3]  # pre[:, :3, :3] @ rot
-        ginv = np.linalg.inv(glin)
+        ginv = _inverses(glin)
         x = (ginv @ (end - pre[:, :3, 3])[:, :, None])[:, :, 0]
         cross_x = (x @ _HALF_CROSS).reshape(n, 3, 3)  # [x]x / 2
         position = (glin @ cross_x @ w) * (-2.0 / self.scale)  # (n, 3 rows, c)
@@ -911,9 +926,10 @@ def chain_end(
 
 
 def _chain_length(state: _State) -> float:
-    """Sum of the distances between consecutive pivots and from the last to the end effector."""
-    points = np.concatenate([state.pivots, state.end[None]])
-    return float(np.linalg.norm(np.diff(points, axis=0), axis=1).sum())
+    """Sum of the distances between consecutive pivots and from the last to the end effector
+    (in Python floats: a chain has a handful of points)."""
+    points = [*state.pivots.tolist(), state.end.tolist()]
+    return math.fsum(math.dist(a, b) for a, b in zip(points, points[1:], strict=False))
 
 
 def _output(

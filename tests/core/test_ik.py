@@ -652,3 +652,15 @@ def test_multipliers_are_the_least_squares_ones(rng):
     g = rng.normal(size=15)
     got = ik_module._multipliers(with_orientation, g)
     np.testing.assert_array_equal(got, lstsq(with_orientation, g))
+
+
+def test_inverses_match_numpy(rng):
+    """`_inverses` (adjugates in Python floats) against ``np.linalg.inv`` on rotations times
+    scales and on general matrices."""
+    rotations = Rotation.random(8, random_state=1).as_matrix()
+    scaled = rotations * rng.uniform(0.01, 100.0, (8, 1, 3))
+    general = rng.normal(size=(8, 3, 3))
+    for m in (rotations, scaled, general):
+        expected = np.linalg.inv(m)
+        got = ik_module._inverses(m)
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12 * np.abs(expected).max())
