@@ -399,7 +399,6 @@ class _Layout:
             else:  # a hinge (one coordinate on a segment) or no swing at all
                 lower[i, :2], upper[i, :2] = (-a, -b), (a, b)
         self.lower, self.upper, self.ellipse = lower, upper, ellipse
-        self.lower_flat, self.upper_flat = lower.ravel(), upper.ravel()
         self.identity = np.eye(3 * n)
         self.joint_index = np.arange(n)
         self.has_ellipse = np.flatnonzero(ellipse[:, 0] > 0)
@@ -414,8 +413,8 @@ class _Layout:
             (k, lo, hi)
             for k, (lo, hi, free) in enumerate(
                 zip(
-                    self.lower_flat.tolist(),
-                    self.upper_flat.tolist(),
+                    lower.ravel().tolist(),
+                    upper.ravel().tolist(),
                     self.free.tolist(),
                     strict=True,
                 )
@@ -448,9 +447,9 @@ class _Chain:
     """The chain's constant arrays, validated, and its kinematics.
 
     The arrays its joints' kinds and limits fix come from the shared `_Layout` (read-only):
-    ``n``, ``sel``, ``sel2``, ``lower``, ``upper``, ``ellipse``, ``lower_flat``,
-    ``upper_flat``, ``identity``, ``joint_index``, ``has_ellipse``, ``ellipses``, ``fixed``,
-    ``free``, ``box``, ``free_basis``, ``curvature_weights``, ``free_rq``, ``free_rq_joints``.
+    ``n``, ``sel``, ``sel2``, ``lower``, ``upper``, ``ellipse``, ``identity``,
+    ``joint_index``, ``has_ellipse``, ``ellipses``, ``fixed``, ``free``, ``box``,
+    ``free_basis``, ``curvature_weights``, ``free_rq``, ``free_rq_joints``.
     """
 
     def __init__(
@@ -467,7 +466,6 @@ class _Chain:
         self.n = layout.n
         self.sel, self.sel2 = layout.sel, layout.sel2
         self.lower, self.upper, self.ellipse = layout.lower, layout.upper, layout.ellipse
-        self.lower_flat, self.upper_flat = layout.lower_flat, layout.upper_flat
         self.identity, self.joint_index = layout.identity, layout.joint_index
         self.has_ellipse, self.ellipses = layout.has_ellipse, layout.ellipses
         self.fixed, self.curvature_weights = layout.fixed, layout.curvature_weights
