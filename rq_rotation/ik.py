@@ -104,6 +104,13 @@ MAX_STEP = 0.5
 #: iterations: drags 3.6 -> 3.3 on the 3-joint arm, reaches 22.4 -> 19.7 on the 10-joint chain).
 CURVED_NEAR = 0.2
 
+#: While reaching near the target (`CURVED_NEAR`), once the joints have turned this far from
+#: the start (radians, all together), the angles' model also gets the secant part of the
+#: Lagrangian's Hessian (`_secant_step`: the angles' own curvature, which Gauss-Newton leaves
+#: out and which grows with the angles; without it a far reach's last steps shrink only
+#: linearly). A drag's joints turn less: there the update costs more than it saves.
+SECANT_MOVED = 0.1
+
 #: The angles are minimized until a step is shorter than this (radians).
 STEP_TOLERANCE = 1e-6
 
@@ -1042,6 +1049,23 @@ def _secant(
     return curvature + (rs + rs.T) / ss - (r @ s) * np.outer(s, s) / (ss * ss)
 
 
+def _secant_step(
+    chain: _Chain,
+    old: _State,
+    state: _State,
+    gradient: NDArray[np.float64],
+    curvature: NDArray[np.float64],
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """After a step from ``old`` to ``state``: ``(exact, S)``, `_lagrangian`'s Hessian part at
+    ``state`` (3n, 3n) and ``curvature`` (``S``) updated by `_secant` to the Lagrangian's
+    gradient change (``gradient``: the angles' ``J2^T delta`` at ``old``; the multipliers
+    ``state``'s)."""
+    grad_new = state.j2.T @ state.delta.ravel()
+    exact, multiplier = _lagrangian(chain, state, grad_new)
+    change = grad_new - gradient + (state.j1 - old.j1).T @ multiplier
+    return exact, _secant(curvature, (state.p - old.p).ravel(), change, exact)
+
+
 def _lagrangian(
     chain: _Chain, state: _State, gradient: NDArray[np.float64]
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -1135,8 +1159,6 @@ def _solve(
         curved = reaching and not slow and state.e1 < CURVED_NEAR
         if reaching and not curved:
             hessian = state.j2.T @ state.j2 + curvature
-        elif reaching:
-            hessian = _lagrangian(chain, state, gradient)[0]
         else:
             if exact is None:
                 exact = _lagrangian(chain, state, gradient)[0]
@@ -1229,6 +1251,7 @@ def _solve(
                     slow = slowly >= 2
                 else:
                     slow, slowly = False, 0
+                old = state
                 state, jumped = _accept(chain, trial, callback, iterations, start)
                 slow = slow and not jumped
                 mu = max(mu / 4.0, 1e-9) if ratio > 0.5 else mu * (1.0 if ratio > 0.25 else 4.0)
@@ -1238,6 +1261,13 @@ def _solve(
                     reaching, cap, anchor = False, *_settled(state)
                     if converged and not jumped and state.e1 <= REACH_TOLERANCE:
                         break
+                # the curved steps' secant model of the rest of the Lagrangian's Hessian
+                # (the angles' own curvature), as once reached
+                exact = None
+                if jumped:
+                    curvature[:] = 0.0
+                elif curved and state.e2 > SECANT_MOVED**2:
+                    exact, curvature = _secant_step(chain, old, state, gradient, curvature)
             else:
                 mu *= 8.0
                 if mu > 1e8:
@@ -1260,10 +1290,7 @@ def _solve(
         gain = state.e2 - trial.e2
         old = state
         state = chain.evaluate(trial.p, jacobians=True)
-        grad_new = state.j2.T @ state.delta.ravel()
-        exact, multiplier = _lagrangian(chain, state, grad_new)
-        change = grad_new - gradient + (state.j1 - old.j1).T @ multiplier
-        curvature = _secant(curvature, (state.p - old.p).ravel(), change, exact)
+        exact, curvature = _secant_step(chain, old, state, gradient, curvature)
         state, jumped = _accept(chain, state, callback, iterations, start)
         if jumped:
             curvature[:] = 0.0
