@@ -1157,6 +1157,7 @@ def _solve(
     reaching = state.e1 > REACH_TOLERANCE
     cap, anchor = _settled(state)
     crawling = 0
+    last = math.inf  # the length of the last accepted step, when curved
     iterations = 0
     trial: _State | None
     exact: NDArray[np.float64] | None = None  # `_lagrangian` at state, while minimizing
@@ -1236,18 +1237,22 @@ def _solve(
             ratio = (state.e1**2 - trial.e1**2) / predicted if predicted > 0 else -1.0
             gain = state.e1 - trial.e1
             if gain > 0.0 and (ratio > 0.1 or slow):
-                # a curved step shorter than the angles' tolerance, taken whole (no limit on
-                # its way or held, its angles' part not cut to sqrt(e1) > its length): the next
-                # one, from the same model, would be shorter still; once this one reaches,
-                # the angles have converged with the reach (it spares drags the last model
-                # and step: a fifth of their time)
+                # a curved step taken whole (no limit on its way or held, its angles' part not
+                # cut to sqrt(e1) > its length) after which the next one, from the same model,
+                # would be shorter than the angles' tolerance: this one is, or it shrank
+                # against the last curved step (sequential quadratic programming's steps
+                # contract superlinearly: the next is estimated at most length^2 / last).
+                # Once this one reaches, the angles have converged with the reach (it spares
+                # drags the last model and step: a fifth of their time)
                 converged = (
                     curved
-                    and length < STEP_TOLERANCE <= math.sqrt(state.e1)
+                    and length * min(1.0, length / last) < STEP_TOLERANCE
+                    and length <= math.sqrt(state.e1)
                     and not held_ellipse
                     and not held_box.any()
                     and np.array_equal(trial.p.ravel(), state.p.ravel() + step)
                 )
+                last = length if curved else math.inf
                 # Fletcher and Xu's hybrid: Gauss-Newton while the reach falls fast, else BFGS
                 if trial.e1 > 0.5 * state.e1:
                     if not slow:

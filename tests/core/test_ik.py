@@ -690,22 +690,30 @@ def test_far_reaches_converge_faster_with_the_curved_steps_secant_model(monkeypa
     assert sum(r.iterations for r in with_secant) < 0.93 * sum(r.iterations for r in without)
 
 
-def test_most_drag_steps_take_three_iterations(rng):
+def test_most_drag_steps_take_three_iterations_and_compute_no_further_step(monkeypatch, rng):
     """The damping's start (`MU_START`) leaves a drag's second step nearly Gauss-Newton's:
     along the dragged loop, at least 90 of 100 solves take 3 iterations or fewer (85 with
-    the damping started at 1e-2)."""
+    the damping started at 1e-2). And most end on their last iteration's step, without
+    computing another one to find it short: at least 80 (62 when only a step shorter than
+    the angles' tolerance ended a solve, not one that shrank enough against the last)."""
+    steps: list[int] = []
+    real = ik_module._constrained_step
+    monkeypatch.setattr(ik_module, "_constrained_step", lambda *a: steps.append(1) or real(*a))
     joints = mixed_chain(rng)
     base = end_effector(joints, start_of(joints))
-    short = 0
+    short = stopped = 0
     for t in np.linspace(0.0, 1.0, 101)[1:]:
         target = base + 0.5 * np.array(
             [math.sin(2 * math.pi * t), math.cos(2 * math.pi * t) - 1, -t]
         )
+        steps.clear()
         result = solve_chain(joints, TIP, target)
         assert result.distance < 1e-9
         short += result.iterations <= 3
+        stopped += len(steps) == result.iterations
         joints = [
             Joint(j.kind, p, j.offset, j.locks, j.swing_limit, j.twist_limit, j.euler_order)
             for j, p in zip(joints, result.params, strict=True)
         ]
     assert short >= 90
+    assert stopped >= 80
