@@ -65,6 +65,7 @@ back onto it); a step that would cross a limit stops on it.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -102,6 +103,20 @@ MAX_STEP = 0.5
 #: those of sequential quadratic programming, and the angles converge with the reach (fewer
 #: iterations: drags 3.6 -> 3.3 on the 3-joint arm, reaches 22.4 -> 19.7 on the 10-joint chain).
 CURVED_NEAR = 0.2
+
+#: While reaching near the target (`CURVED_NEAR`), once the joints have turned this far from
+#: the start (radians, all together), the angles' model also gets the secant part of the
+#: Lagrangian's Hessian (`_secant_step`: the angles' own curvature, which Gauss-Newton leaves
+#: out and which grows with the angles; without it a far reach's last steps shrink only
+#: linearly). A drag's joints turn less: there the update costs more than it saves.
+SECANT_MOVED = 0.1
+
+#: The Levenberg-Marquardt parameter's start (chain lengths: the damping is
+#: ``max(mu, |r1|)^2``). The reach's residual outweighs it until it falls below; from there
+#: the ratio test moves it. At ``1e-2`` a drag's second step was still damped by a few percent
+#: on the arm (whose smallest singular values are near ``0.05``), which cost a fourth
+#: iteration on some drags; the reaches' iterations do not change.
+MU_START = 1e-3
 
 #: The angles are minimized until a step is shorter than this (radians).
 STEP_TOLERANCE = 1e-6
@@ -143,6 +158,8 @@ _HALF_CROSS = _HALF_CROSS.reshape(3, 9)
 _HAMILTON = np.moveaxis(_qmul(np.eye(4)[:, None], np.eye(4)[None]), -1, 0)
 # p @ _HAMILTON_LEFT, reshaped (4, 4), is the matrix of q -> p * q
 _HAMILTON_LEFT = np.ascontiguousarray(np.transpose(_HAMILTON, (1, 0, 2)).reshape(4, 16))
+# p @ _CONJUGATE_LEFT, reshaped (4, 4), is the matrix of q -> conj(p) * q
+_CONJUGATE_LEFT = np.diag([1.0, -1.0, -1.0, -1.0]) @ _HAMILTON_LEFT
 # q @ _DRDQ_BY_Q, reshaped (4, 9), is dR/dq_a at q (`_DRDQ`, rows a, flattened 3x3)
 _DRDQ_BY_Q = np.ascontiguousarray(_DRDQ.reshape(4, 36))
 
@@ -161,46 +178,47 @@ def _factor_kernel(
 
     The formulas of ``rq_to_quat`` and ``rq_quat_jacobian``: ``q = (cos(theta/2), s v)``,
     ``dq_w/dv_j = -s v_j / 2``, ``dq_i/dv_j = s delta_ij + g v_i v_j`` with
-    ``s = sin(theta/2)/theta`` and ``g = (cos(theta/2)/2 - s)/theta^2``, the scalars in
-    Python's ``math`` (a chain has a handful of vectors, where numpy's per-call cost
-    dominates; the public functions are built for large stacks and cost ten times more here;
-    tested equal to them within 4e-16). ``g``'s closed form cancels near 0, losing
-    ``eps/theta^2`` absolutely, but it only enters as ``g v_i v_j`` (of size ``theta^2``),
-    which keeps it at ``eps``; below ``_TINY`` the first two terms of the series (exact there
-    to far below ``eps``) replace the 0/0.
+    ``s = sin(theta/2)/theta`` and ``g = (cos(theta/2)/2 - s)/theta^2``, all in Python's
+    ``math`` and turned into arrays once (a chain has a handful of vectors, where numpy's
+    per-call cost dominates: a dozen small array operations cost more than these few floats
+    even on a 10-joint chain's 30 vectors; the public functions are built for large stacks and
+    cost ten times more here; tested equal to them within 4e-16). ``g``'s closed form cancels
+    near 0, losing ``eps/theta^2`` absolutely, but it only enters as ``g v_i v_j`` (of size
+    ``theta^2``), which keeps it at ``eps``; below ``_TINY`` the first two terms of the series
+    (exact there to far below ``eps``) replace the 0/0.
     """
-    th2 = np.einsum("ij,ij->i", v, v).tolist()
-    m = len(th2)
-    c = [0.0] * m
-    s = [0.0] * m
-    g = [0.0] * m
-    for k, t2 in enumerate(th2):
+    q: list[float] = []  # flat: numpy reads a flat list of floats fastest
+    jq: list[float] = []
+    for x, y, z in v.tolist():
+        t2 = x * x + y * y + z * z
         th = math.sqrt(t2)
-        c[k] = math.cos(0.5 * th)
+        c = math.cos(0.5 * th)
         if th < _TINY:
-            s[k], g[k] = 0.5 - t2 / 48.0, t2 / 960.0 - 1.0 / 24.0
+            s, g = 0.5 - t2 / 48.0, t2 / 960.0 - 1.0 / 24.0
         else:
-            s[k] = math.sin(0.5 * th) / th
-            g[k] = (0.5 * c[k] - s[k]) / t2
-    s_a = np.array(s)
-    q = np.empty((m, 4))
-    q[:, 0] = c
-    q[:, 1:] = s_a[:, None] * v
-    if not jacobians:
-        return q, None
-    jq = np.empty((m, 4, 3))
-    jq[:, 0] = -0.5 * q[:, 1:]
-    jq[:, 1:] = (np.array(g)[:, None] * v)[:, :, None] * v[:, None, :] + s_a[:, None, None] * _E
-    return q, jq
+            s = math.sin(0.5 * th) / th
+            g = (0.5 * c - s) / t2
+        sx, sy, sz = s * x, s * y, s * z
+        q += c, sx, sy, sz
+        if jacobians:
+            gx, gy, gz = g * x, g * y, g * z
+            jq += (-0.5 * sx, -0.5 * sy, -0.5 * sz)
+            jq += (gx * x + s, gx * y, gx * z)
+            jq += (gy * x, gy * y + s, gy * z)
+            jq += (gz * x, gz * y, gz * z + s)
+    m = len(v)
+    return np.array(q).reshape(m, 4), np.array(jq).reshape(m, 4, 3) if jacobians else None
 
 
 def _log(q: NDArray[np.float64]) -> NDArray[np.float64]:
-    """RQ vectors (n, 3) of the quaternions (n, 4) with ``|v| <= pi`` (``quat_to_rq``)."""
-    xyz = q[:, 1:]
-    norm = np.sqrt(np.einsum("ij,ij->i", xyz, xyz))
-    w = q[:, 0]
-    f = 2.0 * np.arctan2(norm, np.abs(w)) / np.maximum(norm, 1e-300)
-    return xyz * np.copysign(f, w)[:, None]
+    """RQ vectors (n, 3) of the quaternions (n, 4) with ``|v| <= pi`` (``quat_to_rq``), in
+    ``math`` (a chain's few joints)."""
+    out: list[float] = []
+    for w, x, y, z in q.tolist():
+        norm = math.sqrt(x * x + y * y + z * z)
+        f = math.copysign(2.0 * math.atan2(norm, abs(w)) / max(norm, 1e-300), w)
+        out += x * f, y * f, z * f
+    return np.array(out).reshape(len(q), 3)
 
 
 def _log_jacobian(delta: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -208,24 +226,40 @@ def _log_jacobian(delta: NDArray[np.float64]) -> NDArray[np.float64]:
 
     ``rq_velocity(delta, omega, "local") = a omega + (delta x omega)/2 + b (delta . omega)
     delta`` as a matrix, ``b = (1 - (theta/2) cot(theta/2)) / theta^2``, ``a = 1 - b theta^2``
-    (tested equal). As in `_factor_kernel`, the scalars in ``math``, and ``b``'s cancellation
-    costs nothing where it enters (``b delta delta^T``, ``b theta^2``); below ``_TINY`` its
-    series' first two terms.
+    (tested equal). As in `_factor_kernel`, in ``math``, and ``b``'s cancellation costs
+    nothing where it enters (``b delta delta^T``, ``b theta^2``); below ``_TINY`` its series'
+    first two terms.
     """
-    th2 = np.einsum("ij,ij->i", delta, delta).tolist()
-    b = [0.0] * len(th2)
-    a = [0.0] * len(th2)
-    for k, t2 in enumerate(th2):
+    out: list[float] = []
+    for x, y, z in delta.tolist():
+        t2 = x * x + y * y + z * z
         th = math.sqrt(t2)
         if th < _TINY:
-            b[k] = 1.0 / 12.0 + t2 / 720.0
+            b = 1.0 / 12.0 + t2 / 720.0
         else:
-            b[k] = (1.0 - 0.5 * th / math.tan(0.5 * th)) / t2
-        a[k] = 1.0 - b[k] * t2
-    out = (np.array(b)[:, None] * delta)[:, :, None] * delta[:, None, :]
-    out += np.array(a)[:, None, None] * _E
-    out += (delta @ _HALF_CROSS).reshape(-1, 3, 3)
-    return out
+            b = (1.0 - 0.5 * th / math.tan(0.5 * th)) / t2
+        a = 1.0 - b * t2
+        bx, by, bz = b * x, b * y, b * z
+        hx, hy, hz = 0.5 * x, 0.5 * y, 0.5 * z  # [delta]x / 2
+        out += (bx * x + a, bx * y - hz, bx * z + hy)
+        out += (by * x + hz, by * y + a, by * z - hx)
+        out += (bz * x - hy, bz * y + hx, bz * z + a)
+    return np.array(out).reshape(len(delta), 3, 3)
+
+
+def _inverses(m: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Inverses (n, 3, 3) of a chain's few 3x3 matrices (n, 3, 3), by their adjugates in
+    Python floats (``np.linalg.inv``'s wrapper costs more than the arithmetic here). The
+    matrices are the frames' linear parts (rotations times the bones' scales), far from
+    singular; a singular one raises ``ZeroDivisionError``."""
+    out: list[float] = []
+    for (a, b, c), (d, e, f), (g, h, i) in m.tolist():
+        c0, c1, c2 = e * i - f * h, f * g - d * i, d * h - e * g  # cofactors of row 0
+        r = 1.0 / (a * c0 + b * c1 + c * c2)
+        out += c0 * r, (c * h - b * i) * r, (b * f - c * e) * r
+        out += c1 * r, (a * i - c * g) * r, (c * d - a * f) * r
+        out += c2 * r, (b * g - a * h) * r, (a * e - b * d) * r
+    return np.array(out).reshape(len(m), 3, 3)
 
 
 # Elementary rotations per joint: each joint's rotation is R = R_f2 @ R_f1 @ R_f0 (factor 0
@@ -352,8 +386,85 @@ class IKResult:
     moved: float
 
 
+class _Layout:
+    """What a chain's joint kinds, orders, locks and limits fix (not its offsets or pose).
+
+    Built once per distinct chain by `_layout` and shared, read-only, by every `_Chain` of the
+    same joints: a drag solves the same chain again and again, and building this took a tenth
+    of a 3-joint solve.
+    """
+
+    def __init__(self, key: tuple[tuple[str, str, tuple[bool, ...], tuple, tuple], ...]) -> None:
+        n = len(key)
+        self.n = n
+        self.sel = np.stack([_SELECTIONS[kind, order] for kind, order, *_ in key])
+        self.sel2 = 2.0 * self.sel.reshape(3 * n, 3, 3)  # 2 S_f per factor
+        lower = np.full((n, 3), -np.inf)
+        upper = np.full((n, 3), np.inf)
+        ellipse = np.zeros((n, 2))  # semi-axes where both are positive, else 0
+        fixed = np.array([locks for _, _, locks, _, _ in key], dtype=bool)
+        swing_twist = [i for i, (kind, *_) in enumerate(key) if kind == "swing_twist"]
+        limits = np.array([[*key[i][3], *key[i][4]] for i in swing_twist])
+        effective = np.stack(effective_limits(*limits.T), axis=1) if swing_twist else limits
+        for i, (a, b, lo, hi) in zip(swing_twist, effective.tolist(), strict=True):
+            lower[i, 2], upper[i, 2] = lo, hi
+            if a > 0 and b > 0:
+                ellipse[i] = a, b
+            else:  # a hinge (one coordinate on a segment) or no swing at all
+                lower[i, :2], upper[i, :2] = (-a, -b), (a, b)
+        self.lower, self.upper, self.ellipse = lower, upper, ellipse
+        self.identity = np.eye(3 * n)
+        self.joint_index = np.arange(n)
+        self.has_ellipse = np.flatnonzero(ellipse[:, 0] > 0)
+        # (joint, a, b) of the joints with an ellipse, as Python numbers for scalar work
+        self.ellipses = [(int(i), *ellipse[i].tolist()) for i in self.has_ellipse]
+        fixed |= lower == upper
+        self.fixed = fixed.ravel()
+        self.free = ~self.fixed
+        # (flat index, lower, upper) of the free parameters with a finite bound, as Python
+        # numbers: the box bounds' scalar tests (a twist range, a hinge's segment)
+        self.box = [
+            (k, lo, hi)
+            for k, (lo, hi, free) in enumerate(
+                zip(
+                    lower.ravel().tolist(),
+                    upper.ravel().tolist(),
+                    self.free.tolist(),
+                    strict=True,
+                )
+            )
+            if free and (math.isfinite(lo) or math.isfinite(hi))
+        ]
+        self.free_basis = self.identity[:, self.free]  # (3n, free): the step's basis, none held
+        # `reach_curvature`'s weights (3n, 3n) of the entry (a, b), a of joint i, b of joint j:
+        # 1 where its formula is exact in that order (j > i, or j = i and a's factor acts after
+        # b's), 1/2 within a factor, 0 else (the transpose has it)
+        factor = np.argmax(np.abs(self.sel).sum(axis=2), axis=1)  # (n, 3): each one's factor
+        order = (np.arange(n)[:, None] * 3 + (2 - factor)).ravel()  # proximal first
+        later = order[None, :] - order[:, None]
+        self.curvature_weights = np.where(later > 0, 1.0, np.where(later == 0, 0.5, 0.0))
+        self.free_rq = np.array([kind == "rq" and not any(locks) for kind, _, locks, *_ in key])
+        self.free_rq_joints = np.flatnonzero(self.free_rq).tolist()
+        for value in vars(self).values():
+            if isinstance(value, np.ndarray):
+                value.flags.writeable = False
+
+
+@functools.lru_cache(maxsize=64)
+def _layout(key: tuple[tuple[str, str, tuple[bool, ...], tuple, tuple], ...]) -> _Layout:
+    """The shared `_Layout` of the joints' ``(kind, euler_order, locks, swing_limit,
+    twist_limit)`` records (as `Joint` stores them: hashable)."""
+    return _Layout(key)
+
+
 class _Chain:
-    """The chain's constant arrays, validated, and its kinematics."""
+    """The chain's constant arrays, validated, and its kinematics.
+
+    The arrays its joints' kinds and limits fix come from the shared `_Layout` (read-only):
+    ``n``, ``sel``, ``sel2``, ``lower``, ``upper``, ``ellipse``, ``identity``,
+    ``joint_index``, ``has_ellipse``, ``ellipses``, ``fixed``, ``free``, ``box``,
+    ``free_basis``, ``curvature_weights``, ``free_rq``, ``free_rq_joints``.
+    """
 
     def __init__(
         self,
@@ -363,41 +474,18 @@ class _Chain:
         target_rotation: NDArray[np.float64] | None,
         orientation_weight: float,
     ) -> None:
-        n = len(joints)
-        self.n = n
+        layout = _layout(
+            tuple((j.kind, j.euler_order, j.locks, j.swing_limit, j.twist_limit) for j in joints)
+        )
+        self.n = layout.n
+        self.sel, self.sel2 = layout.sel, layout.sel2
+        self.lower, self.upper, self.ellipse = layout.lower, layout.upper, layout.ellipse
+        self.identity, self.joint_index = layout.identity, layout.joint_index
+        self.has_ellipse, self.ellipses = layout.has_ellipse, layout.ellipses
+        self.fixed, self.curvature_weights = layout.fixed, layout.curvature_weights
+        self.free, self.box, self.free_basis = layout.free, layout.box, layout.free_basis
+        self.free_rq, self.free_rq_joints = layout.free_rq, layout.free_rq_joints
         self.offsets = np.stack([j.offset for j in joints])
-        self.sel = np.stack([_SELECTIONS[j.kind, j.euler_order] for j in joints])
-        self.sel2 = 2.0 * self.sel.reshape(3 * n, 3, 3)  # 2 S_f per factor
-        lower = np.full((n, 3), -np.inf)
-        upper = np.full((n, 3), np.inf)
-        ellipse = np.zeros((n, 2))  # semi-axes where both are positive, else 0
-        fixed = np.array([j.locks for j in joints], dtype=bool)
-        swing_twist = [i for i, j in enumerate(joints) if j.kind == "swing_twist"]
-        limits = np.array([[*joints[i].swing_limit, *joints[i].twist_limit] for i in swing_twist])
-        effective = np.stack(effective_limits(*limits.T), axis=1) if swing_twist else limits
-        for i, (a, b, lo, hi) in zip(swing_twist, effective.tolist(), strict=True):
-            lower[i, 2], upper[i, 2] = lo, hi
-            if a > 0 and b > 0:
-                ellipse[i] = a, b
-            else:  # a hinge (one coordinate on a segment) or no swing at all
-                lower[i, :2], upper[i, :2] = (-a, -b), (a, b)
-        self.lower, self.upper, self.ellipse = lower, upper, ellipse
-        self.lower_flat, self.upper_flat = lower.ravel(), upper.ravel()
-        self.identity = np.eye(3 * n)
-        self.joint_index = np.arange(n)
-        self.has_ellipse = np.flatnonzero(ellipse[:, 0] > 0)
-        # (joint, a, b) of the joints with an ellipse, as Python numbers for scalar work
-        self.ellipses = [(int(i), *ellipse[i].tolist()) for i in self.has_ellipse]
-        fixed |= lower == upper
-        self.fixed = fixed.ravel()
-        # `reach_curvature`'s weights (3n, 3n) of the entry (a, b), a of joint i, b of joint j:
-        # 1 where its formula is exact in that order (j > i, or j = i and a's factor acts after
-        # b's), 1/2 within a factor, 0 else (the transpose has it)
-        factor = np.argmax(np.abs(self.sel).sum(axis=2), axis=1)  # (n, 3): each one's factor
-        order = (np.arange(n)[:, None] * 3 + (2 - factor)).ravel()  # proximal first
-        later = order[None, :] - order[:, None]
-        self.curvature_weights = np.where(later > 0, 1.0, np.where(later == 0, 0.5, 0.0))
-        self.free_rq = np.array([j.kind == "rq" and not any(j.locks) for j in joints])
         self.tip = tip
         self.target = target
         self.target_rotation = target_rotation
@@ -469,14 +557,15 @@ class _Chain:
         pre[0] = self.offsets[0]
         pre[1:] = frames[:-1] @ self.offsets[1:]
         end = frame[:3, :3] @ self.tip + frame[:3, 3]
-        rows = [(end - self.target) / self.scale]
+        r1 = (end - self.target) / self.scale
         if self.target_rotation is not None:
-            rows.append(self.orientation_weight * (frame[:3, :3] - self.target_rotation).ravel())
-        state = _State(p, end, frame[:3, :3], pre[:, :3, 3], np.concatenate(rows), _log(q_rel))
+            rows = self.orientation_weight * (frame[:3, :3] - self.target_rotation).ravel()
+            r1 = np.concatenate([r1, rows])
+        state = _State(p, end, frame[:3, :3], pre[:, :3, 3], r1, _log(q_rel))
         if jq is None:  # not jacobians
             return state
         # body angular velocities: factor f's, 2 vec(conj(q_f) dq_f/dv), per parameter
-        conj = (qf.reshape(3 * n, 4) * (1.0, -1.0, -1.0, -1.0)) @ _HAMILTON_LEFT
+        conj = qf.reshape(3 * n, 4) @ _CONJUGATE_LEFT
         wf = (conj.reshape(3 * n, 4, 4)[:, 1:] @ jq) @ self.sel2  # (3n, 3, c), times 2
         wf = wf.reshape(n, 3, 3, 3)
         # the joint's, R^T dR/dp_c = [w_c]x: w = w_0 + R_0^T w_1 + (R_1 R_0)^T w_2
@@ -484,8 +573,8 @@ class _Chain:
         w = wf[:, 0] + rf0_t @ wf[:, 1] + np.swapaxes(r10, 1, 2) @ wf[:, 2]  # (n, 3, c)
         # the end effector (x) in each joint's rotated frame, whose world linear part is G:
         # d end/dp_c = G (w_c x x) = -G [x]x w_c
-        glin = pre[:, :3, :3] @ rot
-        ginv = np.linalg.inv(glin)
+        glin = frames[:, :3, :3]  # pre[:, :3, :3] @ rot
+        ginv = _inverses(glin)
         x = (ginv @ (end - pre[:, :3, 3])[:, :, None])[:, :, 0]
         cross_x = (x @ _HALF_CROSS).reshape(n, 3, 3)  # [x]x / 2
         position = (glin @ cross_x @ w) * (-2.0 / self.scale)  # (n, 3 rows, c)
@@ -612,7 +701,9 @@ def _basis(
     normals: dict[int, NDArray[np.float64]],
 ) -> NDArray[np.float64]:
     """Directions the step may take (3n, m): free parameters, tangents of held ellipses."""
-    free = ~chain.fixed & ~held_box
+    if not held_ellipse and not held_box.any():
+        return chain.free_basis
+    free = chain.free & ~held_box
     for i in held_ellipse:
         free[3 * i : 3 * i + 2] = False
     cols = [chain.identity[:, free]]
@@ -633,9 +724,10 @@ def _constrained_step(
     A limit joins the active set when ``state.p`` lies on it and the step would cross it.
     Returns ``(step (3n,), Z, held_box (3n,) bool, held_ellipse list)``.
     """
-    flat = state.p.ravel()
-    at_lower = (flat <= chain.lower_flat + ON_BOUNDARY) & ~chain.fixed
-    at_upper = (flat >= chain.upper_flat - ON_BOUNDARY) & ~chain.fixed
+    flat = state.p.ravel().tolist()
+    # (index, direction) of the box bounds the point lies on: a step along it crosses it
+    on_box = [(k, -1.0) for k, lo, _ in chain.box if flat[k] <= lo + ON_BOUNDARY]
+    on_box += [(k, 1.0) for k, _, hi in chain.box if flat[k] >= hi - ON_BOUNDARY]
     normals = {}
     for i, a, b in chain.ellipses_beyond(state.p, 1.0 - ON_BOUNDARY):
         nrm = _ellipse_normal(state.p, i, a, b)
@@ -646,14 +738,16 @@ def _constrained_step(
     for _ in range(4):
         z = _basis(chain, held_box, held_ellipse, normals)
         step = z @ solve(z) if z.shape[1] else np.zeros(3 * chain.n)
-        box = held_box | (at_lower & (step < 0)) | (at_upper & (step > 0))
+        moves = step.tolist()
+        crossed = [k for k, side in on_box if moves[k] * side > 0.0 and not held_box[k]]
         ellipse = sorted(
             set(held_ellipse)
             | {i for i, nrm in normals.items() if nrm @ step[3 * i : 3 * i + 2] > 0}
         )
-        if np.array_equal(box, held_box) and ellipse == held_ellipse:
+        if not crossed and ellipse == held_ellipse:
             break
-        held_box, held_ellipse = box, ellipse
+        held_box[crossed] = True
+        held_ellipse = ellipse
     return step, z, held_box, held_ellipse
 
 
@@ -672,19 +766,16 @@ def _advance(
     """
     flat = p.ravel()
     alpha = 1.0
-    lower, upper = chain.lower_flat, chain.upper_flat
-    free = ~held_box & (step != 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        room = np.where(step > 0, upper - flat, lower - flat) / step
-    room = room[free & np.isfinite(room)]
-    if room.size:
-        alpha = min(alpha, float(room.min()))
+    at, moves, held = flat.tolist(), step.tolist(), held_box.tolist()
+    for k, lo, hi in chain.box:
+        d = moves[k]
+        if d and not held[k]:
+            alpha = min(alpha, ((hi if d > 0.0 else lo) - at[k]) / d)  # inf: unbounded
     for i, a, b in chain.ellipses_beyond((flat + step).reshape(-1, 3), 1.0):
         if i in held_ellipse:
             continue
-        x, z = flat[3 * i] / a, flat[3 * i + 1] / b
-        dx, dz = step[3 * i] / a, step[3 * i + 1] / b
-        x, z, dx, dz = float(x), float(z), float(dx), float(dz)
+        x, z = at[3 * i] / a, at[3 * i + 1] / b
+        dx, dz = moves[3 * i] / a, moves[3 * i + 1] / b
         qa = dx * dx + dz * dz
         if qa == 0.0 or (x + dx) ** 2 + (z + dz) ** 2 <= 1.0:
             continue
@@ -699,7 +790,8 @@ def _svd_parts(
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], int]:
     """``(U, s, Vt, rank)`` of the reach Jacobian in the step basis, rank relative to ``s[0]``."""
     u, s, vt = np.linalg.svd(a1, full_matrices=True)
-    rank = int(np.sum(s > 1e-10 * s[0])) if s.size and s[0] > 0 else 0
+    values = s.tolist()
+    rank = sum(x > 1e-10 * values[0] for x in values) if values and values[0] > 0 else 0
     return u, s, vt, rank
 
 
@@ -793,7 +885,8 @@ def solve_chain(
 
     start = np.stack([j.params for j in joints])
     p = chain.project(start.copy())
-    p[chain.free_rq] = reparameterize(p[chain.free_rq])
+    if _beyond_first_shell(chain, p):
+        p[chain.free_rq] = reparameterize(p[chain.free_rq])
     state = chain.start(p)
     if chain.scale == 0.0:
         raise ValueError("the chain has zero length: its end effector never moves")
@@ -845,19 +938,33 @@ def chain_end(
 
 
 def _chain_length(state: _State) -> float:
-    """Sum of the distances between consecutive pivots and from the last to the end effector."""
-    points = np.concatenate([state.pivots, state.end[None]])
-    return float(np.linalg.norm(np.diff(points, axis=0), axis=1).sum())
+    """Sum of the distances between consecutive pivots and from the last to the end effector
+    (in Python floats: a chain has a handful of points)."""
+    points = [*state.pivots.tolist(), state.end.tolist()]
+    return math.fsum(math.dist(a, b) for a, b in zip(points, points[1:], strict=False))
 
 
 def _output(
     chain: _Chain, p: NDArray[np.float64], start: NDArray[np.float64]
 ) -> NDArray[np.float64]:
-    """Parameters to hand out: free RQ joints' vectors closest to their start."""
+    """Parameters to hand out: free RQ joints' vectors closest to their start.
+
+    A vector ``v`` with ``|v| + |start| < pi`` is that one already (its equivalents are at
+    least ``2 pi - |v|`` long, farther from the start than ``v``): tested in Python first, as
+    drags mostly stay there.
+    """
     out = p.copy()
-    if chain.free_rq.any():
+    rows, near = p.tolist(), start.tolist()
+    if any(math.hypot(*rows[i]) + math.hypot(*near[i]) >= math.pi for i in chain.free_rq_joints):
         out[chain.free_rq] = _nearest_equivalent(p[chain.free_rq], start[chain.free_rq])
     return out
+
+
+def _beyond_first_shell(chain: _Chain, p: NDArray[np.float64]) -> bool:
+    """Whether a free RQ joint's vector in ``p`` (n, 3) is longer than pi (`reparameterize`
+    would move it), tested in Python on the chain's few joints."""
+    rows = p.tolist()
+    return any(sum(x * x for x in rows[i]) > math.pi**2 for i in chain.free_rq_joints)
 
 
 def _accept(
@@ -872,10 +979,9 @@ def _accept(
     Returns ``(state, jumped)``, ``jumped`` when a vector was reparameterized.
     """
     jumped = False
-    rq = state.p[chain.free_rq]
-    if rq.size and np.any(np.einsum("ij,ij->i", rq, rq) > math.pi**2):
+    if _beyond_first_shell(chain, state.p):
         p = state.p.copy()
-        p[chain.free_rq] = reparameterize(rq)
+        p[chain.free_rq] = reparameterize(p[chain.free_rq])
         state = chain.evaluate(p, jacobians=True)
         jumped = True
     if callback is not None:
@@ -950,6 +1056,23 @@ def _secant(
     return curvature + (rs + rs.T) / ss - (r @ s) * np.outer(s, s) / (ss * ss)
 
 
+def _secant_step(
+    chain: _Chain,
+    old: _State,
+    state: _State,
+    gradient: NDArray[np.float64],
+    curvature: NDArray[np.float64],
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """After a step from ``old`` to ``state``: ``(exact, S)``, `_lagrangian`'s Hessian part at
+    ``state`` (3n, 3n) and ``curvature`` (``S``) updated by `_secant` to the Lagrangian's
+    gradient change (``gradient``: the angles' ``J2^T delta`` at ``old``; the multipliers
+    ``state``'s)."""
+    grad_new = state.j2.T @ state.delta.ravel()
+    exact, multiplier = _lagrangian(chain, state, grad_new)
+    change = grad_new - gradient + (state.j1 - old.j1).T @ multiplier
+    return exact, _secant(curvature, (state.p - old.p).ravel(), change, exact)
+
+
 def _lagrangian(
     chain: _Chain, state: _State, gradient: NDArray[np.float64]
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -960,9 +1083,45 @@ def _lagrangian(
     the Hessian's known part is ``J2^T J2`` (Gauss-Newton for the angles) plus the reach's
     curvature weighted by them (`_Chain.reach_curvature`).
     """
-    multiplier: NDArray[np.float64] = -np.linalg.lstsq(state.j1.T, gradient, rcond=None)[0]
+    multiplier = _multipliers(state.j1, gradient)
     exact = state.j2.T @ state.j2 + chain.reach_curvature(state, multiplier)
     return exact, multiplier
+
+
+def _multipliers(j1: NDArray[np.float64], gradient: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``lambda`` (rows of ``j1``) minimizing ``|j1^T lambda + gradient|``: ``lstsq``'s.
+
+    With the three position rows alone (no orientation target) and ``j1`` well conditioned
+    (every pivot of ``j1 j1^T``'s Cholesky factorization above ``1e-12`` of its trace:
+    ``cond(j1)`` below about ``1e6``), the normal equations are solved in Python floats:
+    ``lstsq`` cost a tenth of a 3-joint solve, and the multipliers only weight curvature
+    terms of a model, where the normal equations' relative error (``eps cond(j1)^2``, at most
+    about ``1e-4``) does not matter. Else ``lstsq`` (rank-deficient or ill-conditioned reach
+    Jacobians: a straight chain).
+    """
+    if len(j1) == 3:
+        (a00, a01, a02), (_, a11, a12), (_, _, a22) = (j1 @ j1.T).tolist()
+        b0, b1, b2 = (j1 @ gradient).tolist()
+        floor = 1e-12 * (a00 + a11 + a22)
+        if a00 > floor:
+            l00 = math.sqrt(a00)
+            l10, l20 = a01 / l00, a02 / l00
+            d11 = a11 - l10 * l10
+            if d11 > floor:
+                l11 = math.sqrt(d11)
+                l21 = (a12 - l20 * l10) / l11
+                d22 = a22 - l20 * l20 - l21 * l21
+                if d22 > floor:
+                    l22 = math.sqrt(d22)
+                    y0 = b0 / l00  # L y = b, then L^T x = y; lambda = -x
+                    y1 = (b1 - l10 * y0) / l11
+                    y2 = (b2 - l20 * y0 - l21 * y1) / l22
+                    x2 = y2 / l22
+                    x1 = (y1 - l21 * x2) / l11
+                    x0 = (y0 - l10 * x1 - l20 * x2) / l00
+                    return np.array([-x0, -x1, -x2])
+    result: NDArray[np.float64] = -np.linalg.lstsq(j1.T, gradient, rcond=None)[0]
+    return result
 
 
 def _solve(
@@ -991,22 +1150,23 @@ def _solve(
     """
     size = 3 * chain.n
     curvature = np.zeros((size, size))
-    mu = 1e-2
+    mu = MU_START
     slow = False  # the reach falls slowly: out of reach, a large residual
     slowly = 0
     model = np.zeros((size, size))  # then a BFGS model of the reach's Hessian
     reaching = state.e1 > REACH_TOLERANCE
     cap, anchor = _settled(state)
     crawling = 0
+    last = math.inf  # the length of the last accepted step, when curved
     iterations = 0
     trial: _State | None
     exact: NDArray[np.float64] | None = None  # `_lagrangian` at state, while minimizing
     while iterations < max_iterations:
         gradient = state.j2.T @ state.delta.ravel()
-        if reaching and (slow or state.e1 >= CURVED_NEAR):
+        # the step is sequential quadratic programming's on the whole problem (see below)
+        curved = reaching and not slow and state.e1 < CURVED_NEAR
+        if reaching and not curved:
             hessian = state.j2.T @ state.j2 + curvature
-        elif reaching:
-            hessian = _lagrangian(chain, state, gradient)[0]
         else:
             if exact is None:
                 exact = _lagrangian(chain, state, gradient)[0]
@@ -1044,11 +1204,12 @@ def _solve(
             null = vt[rank:].T
             if not null.shape[1]:
                 return y
-            hz = z.T @ hessian @ z
-            reduced = null.T @ hz @ null
+            zn = z @ null  # the null space's directions in the parameters (3n, k)
+            hzn = hessian @ zn
+            reduced = zn.T @ hzn
             if damping:
-                reduced += damping * np.eye(null.shape[1])
-            g = null.T @ (z.T @ gradient + hz @ y)
+                reduced.flat[:: len(reduced) + 1] += damping
+            g = zn.T @ (gradient + hessian @ (z @ y))
             tangent = -null @ _solve_positive(reduced, g, ANGLES_FLOOR)
             if reaching:
                 # the reach's part within the step bound, the angles' part shorter than the
@@ -1071,10 +1232,27 @@ def _solve(
             trial = chain.evaluate(_advance(chain, state.p, step, held_box, held_ellipse), True)
             # the gain against the linear model's: a step that gains less than a tenth of it
             # is refused, the damping follows the ratio (a trust region's rule)
-            predicted = state.e1**2 - float(np.sum((state.r1 + state.j1 @ step) ** 2))
+            linear = state.r1 + state.j1 @ step
+            predicted = state.e1**2 - float(linear @ linear)
             ratio = (state.e1**2 - trial.e1**2) / predicted if predicted > 0 else -1.0
             gain = state.e1 - trial.e1
             if gain > 0.0 and (ratio > 0.1 or slow):
+                # a curved step taken whole (no limit on its way or held, its angles' part not
+                # cut to sqrt(e1) > its length) after which the next one, from the same model,
+                # would be shorter than the angles' tolerance: this one is, or it shrank
+                # against the last curved step (sequential quadratic programming's steps
+                # contract superlinearly: the next is estimated at most length^2 / last).
+                # Once this one reaches, the angles have converged with the reach (it spares
+                # drags the last model and step: a fifth of their time)
+                converged = (
+                    curved
+                    and length * min(1.0, length / last) < STEP_TOLERANCE
+                    and length <= math.sqrt(state.e1)
+                    and not held_ellipse
+                    and not held_box.any()
+                    and np.array_equal(trial.p.ravel(), state.p.ravel() + step)
+                )
+                last = length if curved else math.inf
                 # Fletcher and Xu's hybrid: Gauss-Newton while the reach falls fast, else BFGS
                 if trial.e1 > 0.5 * state.e1:
                     if not slow:
@@ -1085,6 +1263,7 @@ def _solve(
                     slow = slowly >= 2
                 else:
                     slow, slowly = False, 0
+                old = state
                 state, jumped = _accept(chain, trial, callback, iterations, start)
                 slow = slow and not jumped
                 mu = max(mu / 4.0, 1e-9) if ratio > 0.5 else mu * (1.0 if ratio > 0.25 else 4.0)
@@ -1092,6 +1271,15 @@ def _solve(
                 crawling = crawling + 1 if gain <= 1e-12 * state.e1 else 0
                 if state.e1 <= REACH_TOLERANCE or crawling >= 2:
                     reaching, cap, anchor = False, *_settled(state)
+                    if converged and not jumped and state.e1 <= REACH_TOLERANCE:
+                        break
+                # the curved steps' secant model of the rest of the Lagrangian's Hessian
+                # (the angles' own curvature), as once reached
+                exact = None
+                if jumped:
+                    curvature[:] = 0.0
+                elif curved and state.e2 > SECANT_MOVED**2:
+                    exact, curvature = _secant_step(chain, old, state, gradient, curvature)
             else:
                 mu *= 8.0
                 if mu > 1e8:
@@ -1114,10 +1302,7 @@ def _solve(
         gain = state.e2 - trial.e2
         old = state
         state = chain.evaluate(trial.p, jacobians=True)
-        grad_new = state.j2.T @ state.delta.ravel()
-        exact, multiplier = _lagrangian(chain, state, grad_new)
-        change = grad_new - gradient + (state.j1 - old.j1).T @ multiplier
-        curvature = _secant(curvature, (state.p - old.p).ravel(), change, exact)
+        exact, curvature = _secant_step(chain, old, state, gradient, curvature)
         state, jumped = _accept(chain, state, callback, iterations, start)
         if jumped:
             curvature[:] = 0.0
@@ -1188,22 +1373,24 @@ def _restore(
 def _active(chain: _Chain, p: NDArray[np.float64]) -> tuple[tuple[str, ...], ...]:
     """Per joint, the names of the limits ``p`` lies on (see `IKResult.active`)."""
     out = []
+    ellipses = {i: (a, b) for i, a, b in chain.ellipses}
+    fixed, lower, upper, rows = (x.tolist() for x in (chain.fixed, chain.lower, chain.upper, p))
     for i in range(chain.n):
         names = []
-        if i in chain.has_ellipse:
-            if _ellipse_normal(p, i, *chain.ellipse[i].tolist()) is not None:
+        if i in ellipses:
+            if _ellipse_normal(p, i, *ellipses[i]) is not None:
                 names.append("swing")
         elif any(
-            not chain.fixed[3 * i + k]
-            and np.isfinite(chain.upper[i, k])
-            and abs(abs(p[i, k]) - chain.upper[i, k]) <= ON_BOUNDARY
+            not fixed[3 * i + k]
+            and math.isfinite(upper[i][k])
+            and abs(abs(rows[i][k]) - upper[i][k]) <= ON_BOUNDARY
             for k in (0, 1)
         ):
             names.append("swing")
-        if not chain.fixed[3 * i + 2] and np.isfinite(chain.lower[i, 2]):
-            if p[i, 2] <= chain.lower[i, 2] + ON_BOUNDARY:
+        if not fixed[3 * i + 2] and math.isfinite(lower[i][2]):
+            if rows[i][2] <= lower[i][2] + ON_BOUNDARY:
                 names.append("twist_min")
-            elif p[i, 2] >= chain.upper[i, 2] - ON_BOUNDARY:
+            elif rows[i][2] >= upper[i][2] - ON_BOUNDARY:
                 names.append("twist_max")
         out.append(tuple(names))
     return tuple(out)

@@ -556,3 +556,164 @@ def test_bad_input_is_refused_with_a_clear_error():
         Joint("rq", (0.0, 0.0, 0.0), offset=np.eye(3))
     with pytest.raises(ValueError, match="order"):
         Joint("euler", (0.0, 0.0, 0.0), euler_order="XYX")
+
+
+def test_a_drag_stops_on_a_converged_step_with_the_angles_stationary(monkeypatch, rng):
+    """A short curved step that reaches ends the solve: no further step is computed just to
+    find it short (most drag steps end so), and the result is stationary for the angles on
+    the reaching set (their gradient along the reach Jacobian's null space vanishes)."""
+    steps: list[int] = []
+    real = ik_module._constrained_step
+    monkeypatch.setattr(ik_module, "_constrained_step", lambda *a: steps.append(1) or real(*a))
+    joints = mixed_chain(rng)
+    base = end_effector(joints, start_of(joints))
+    stopped = 0
+    for t in np.linspace(0.0, 0.2, 21)[1:]:
+        target = base + 0.5 * np.array([math.sin(t), math.cos(t) - 1, -t])
+        steps.clear()
+        result = solve_chain(joints, TIP, target)
+        assert result.distance < 1e-10
+        stopped += len(steps) == result.iterations
+        if not any(result.active):
+            chain = ik_module._Chain(joints, TIP, target, None, 1.0)
+            chain.start(start_of(joints))
+            state = chain.evaluate(result.params, jacobians=True)
+            z = chain.free_basis
+            null = np.linalg.svd(state.j1 @ z)[2][3:].T
+            gradient = null.T @ z.T @ state.j2.T @ state.delta.ravel()
+            assert np.abs(gradient).max() < 1e-7
+        joints = [
+            Joint(j.kind, p, j.offset, j.locks, j.swing_limit, j.twist_limit, j.euler_order)
+            for j, p in zip(joints, result.params, strict=True)
+        ]
+    assert stopped >= 10
+
+
+def test_chains_of_the_same_joints_share_one_read_only_layout():
+    """The arrays the joints' kinds and limits fix are built once per distinct chain and
+    shared read-only between solves (a drag solves the same chain at every step)."""
+    joints = mixed_chain(np.random.default_rng(1))
+    moved = [
+        Joint(
+            j.kind, j.params + 0.01, j.offset, j.locks, j.swing_limit, j.twist_limit, j.euler_order
+        )
+        for j in joints
+    ]
+    first = ik_module._Chain(joints, TIP, np.zeros(3), None, 1.0)
+    again = ik_module._Chain(moved, TIP, np.ones(3), None, 1.0)
+    assert again.lower is first.lower and again.curvature_weights is first.curvature_weights
+    with pytest.raises(ValueError, match="read-only"):
+        first.fixed[0] = True
+    other = list(joints)
+    other[0] = Joint("swing_twist", joints[0].params, swing_limit=(0.5, 1.1))
+    changed = ik_module._Chain(other, TIP, np.zeros(3), None, 1.0)
+    assert changed.ellipse[0].tolist() == [0.5, 1.1]
+    assert first.ellipse[0].tolist() == [0.7, 1.1]
+
+
+def test_output_skips_the_nearest_equivalent_only_where_it_is_the_vector_itself(rng):
+    """`_output` hands out free RQ vectors closest to their start; its shortcut (no search
+    when ``|v| + |start| < pi``) gives what the search gives, on both sides of that bound."""
+    joints = [Joint("rq", (0.0, 0.0, 0.0)), Joint("rq", (0.0, 0.0, 0.0), offset=offset())]
+    chain = ik_module._Chain(joints, TIP, np.zeros(3), None, 1.0)
+    searched = 0
+    for _ in range(400):
+        p = random_unit(rng, 2) * rng.uniform(0.0, math.pi, (2, 1))
+        start = random_unit(rng, 2) * rng.uniform(0.0, 2.5 * math.pi, (2, 1))
+        expected = rq.quat_to_rq(rq.rq_to_quat(p), near=start)
+        np.testing.assert_allclose(ik_module._output(chain, p, start), expected, atol=1e-12)
+        searched += bool(np.any(np.abs(ik_module._output(chain, p, start) - p) > 1e-9))
+    assert searched > 50  # the search moved vectors too
+
+
+def test_multipliers_are_the_least_squares_ones(rng):
+    """`_multipliers` solves the normal equations in Python floats where the reach Jacobian
+    is well conditioned and falls back to ``lstsq`` elsewhere: the same multipliers, to the
+    normal equations' accuracy (``eps cond^2``), also rank-deficient and with orientation rows."""
+
+    def lstsq(j1, g):
+        return -np.linalg.lstsq(j1.T, g, rcond=None)[0]
+
+    for cond in (1.0, 1e2, 1e4):
+        for _ in range(20):
+            u = np.linalg.qr(rng.normal(size=(3, 3)))[0]
+            v = np.linalg.qr(rng.normal(size=(9, 3)))[0]
+            j1 = u @ np.diag([1.0, 0.5, 1.0 / cond]) @ v.T
+            g = rng.normal(size=9)
+            expected = lstsq(j1, g)
+            got = ik_module._multipliers(j1, g)
+            tol = 1e-13 * cond**2 * np.abs(expected).max()
+            np.testing.assert_allclose(got, expected, rtol=0, atol=tol)
+    straight = np.zeros((3, 9))
+    straight[0, :3] = straight[2, 3:6] = 1.0  # nothing moves the end along Y: rank 2
+    g = rng.normal(size=9)
+    np.testing.assert_array_equal(ik_module._multipliers(straight, g), lstsq(straight, g))
+    with_orientation = rng.normal(size=(12, 15))
+    g = rng.normal(size=15)
+    got = ik_module._multipliers(with_orientation, g)
+    np.testing.assert_array_equal(got, lstsq(with_orientation, g))
+
+
+def test_inverses_match_numpy(rng):
+    """`_inverses` (adjugates in Python floats) against ``np.linalg.inv`` on rotations times
+    scales and on general matrices."""
+    rotations = Rotation.random(8, random_state=1).as_matrix()
+    scaled = rotations * rng.uniform(0.01, 100.0, (8, 1, 3))
+    general = rng.normal(size=(8, 3, 3))
+    for m in (rotations, scaled, general):
+        expected = np.linalg.inv(m)
+        got = ik_module._inverses(m)
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12 * np.abs(expected).max())
+
+
+def far_reaches(rng, count):
+    """``count`` (joints, target) pairs: the mixed chain and the tip of a random pose of it
+    (within its limits by construction: the solver's own projection)."""
+    for _ in range(count):
+        joints = mixed_chain(rng)
+        chain = ik_module._Chain(joints, TIP, np.zeros(3), None, 1.0)
+        pose = chain.project(start_of(joints) + rng.normal(0.0, 0.6, (4, 3)))
+        yield joints, end_effector(joints, pose)
+
+
+def test_far_reaches_converge_faster_with_the_curved_steps_secant_model(monkeypatch, rng):
+    """Near the target, a far reach's steps also model the angles' own curvature (a secant
+    update, `SECANT_MOVED`): fewer iterations than with Gauss-Newton's model of the angles
+    alone, to the same pose."""
+    cases = list(far_reaches(rng, 12))
+    with_secant = [solve_chain(joints, TIP, target) for joints, target in cases]
+    monkeypatch.setattr(ik_module, "SECANT_MOVED", math.inf)
+    without = [solve_chain(joints, TIP, target) for joints, target in cases]
+    for a, b in zip(with_secant, without, strict=True):
+        assert a.distance < 1e-9 and b.distance < 1e-9
+        np.testing.assert_allclose(a.params, b.params, atol=1e-5)  # the angles: 1e-6 a step
+    assert sum(r.iterations for r in with_secant) < 0.93 * sum(r.iterations for r in without)
+
+
+def test_most_drag_steps_take_three_iterations_and_compute_no_further_step(monkeypatch, rng):
+    """The damping's start (`MU_START`) leaves a drag's second step nearly Gauss-Newton's:
+    along the dragged loop, at least 90 of 100 solves take 3 iterations or fewer (85 with
+    the damping started at 1e-2). And most end on their last iteration's step, without
+    computing another one to find it short: at least 80 (62 when only a step shorter than
+    the angles' tolerance ended a solve, not one that shrank enough against the last)."""
+    steps: list[int] = []
+    real = ik_module._constrained_step
+    monkeypatch.setattr(ik_module, "_constrained_step", lambda *a: steps.append(1) or real(*a))
+    joints = mixed_chain(rng)
+    base = end_effector(joints, start_of(joints))
+    short = stopped = 0
+    for t in np.linspace(0.0, 1.0, 101)[1:]:
+        target = base + 0.5 * np.array(
+            [math.sin(2 * math.pi * t), math.cos(2 * math.pi * t) - 1, -t]
+        )
+        steps.clear()
+        result = solve_chain(joints, TIP, target)
+        assert result.distance < 1e-9
+        short += result.iterations <= 3
+        stopped += len(steps) == result.iterations
+        joints = [
+            Joint(j.kind, p, j.offset, j.locks, j.swing_limit, j.twist_limit, j.euler_order)
+            for j, p in zip(joints, result.params, strict=True)
+        ]
+    assert short >= 90
+    assert stopped >= 80
