@@ -500,18 +500,20 @@ def _write_reduced(reductions: Sequence[_Reduction], tolerance: float) -> None:
 
 
 def _switch_mode(pose_bone: bpy.types.PoseBone, plan: BonePlan) -> None:
-    """Put the bone in ``plan.target`` with the current pose as its static value."""
+    """Put the bone in ``plan.target`` with the current pose as its static value. The
+    armature object is not tagged for evaluation: `apply_plan` tags it once."""
     native_target = plan.target in NATIVE_MODES
     if plan.source in ADDON_MODES:
-        bone_modes.leave_mode(pose_bone, plan.target if native_target else "QUATERNION")
+        bone_modes.leave_mode(pose_bone, plan.target if native_target else "QUATERNION", False)
     if native_target:
         setattr(pose_bone, "rotation_mode", plan.target)  # noqa: B010 (a str, not its Literal)
         (parameter,) = MODES[plan.target].parameters
         setattr(pose_bone, parameter.name, plan.static)
     elif plan.target == RQ:
-        bone_modes.enter_mode(pose_bone, RQ, plan.static)
+        bone_modes.enter_mode(pose_bone, RQ, plan.static, False)
     else:
-        bone_modes.enter_mode(pose_bone, plan.target, (plan.static[:2], plan.static[2]))
+        values = (plan.static[:2], plan.static[2])
+        bone_modes.enter_mode(pose_bone, plan.target, values, False)
 
 
 def widen_limits(
