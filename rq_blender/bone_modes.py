@@ -68,10 +68,7 @@ def current_mode(pose_bone: bpy.types.PoseBone) -> str:
     native = pose_bone.rotation_mode
     if native != drivers.DRIVEN_MODE:
         return native
-    animation = pose_bone.id_data.animation_data
-    if animation is None:
-        return native
-    angle = animation.drivers.find(drivers.driven_path(pose_bone), index=0)
+    angle = drivers.find(pose_bone.id_data, drivers.driven_path(pose_bone), 0)
     if angle is None:
         return native
     read = {variable.targets[0].data_path for variable in angle.driver.variables}
