@@ -499,21 +499,21 @@ def _write_reduced(reductions: Sequence[_Reduction], tolerance: float) -> None:
         item.kept = kept[starts[i] : starts[i + 1]].copy()
 
 
-def _switch_mode(pose_bone: bpy.types.PoseBone, plan: BonePlan) -> None:
-    """Put the bone in ``plan.target`` with the current pose as its static value. The
-    armature object is not tagged for evaluation: `apply_plan` tags it once."""
+def _switch_mode(
+    pose_bone: bpy.types.PoseBone, plan: BonePlan, batch: bone_modes.PoseBatch
+) -> None:
+    """Put the bone in ``plan.target`` with the current pose as its static value; its
+    rotation mode and static rotation are set by ``batch.write()``."""
     native_target = plan.target in NATIVE_MODES
     if plan.source in ADDON_MODES:
-        bone_modes.leave_mode(pose_bone, plan.target if native_target else "QUATERNION", False)
+        bone_modes.leave_mode(pose_bone, plan.target if native_target else "QUATERNION", batch)
     if native_target:
-        setattr(pose_bone, "rotation_mode", plan.target)  # noqa: B010 (a str, not its Literal)
-        (parameter,) = MODES[plan.target].parameters
-        setattr(pose_bone, parameter.name, plan.static)
+        batch.add(pose_bone, plan.target, plan.static)
     elif plan.target == RQ:
-        bone_modes.enter_mode(pose_bone, RQ, plan.static, False)
+        bone_modes.enter_mode(pose_bone, RQ, plan.static, batch)
     else:
         values = (plan.static[:2], plan.static[2])
-        bone_modes.enter_mode(pose_bone, plan.target, values, False)
+        bone_modes.enter_mode(pose_bone, plan.target, values, batch)
 
 
 def widen_limits(
@@ -648,10 +648,12 @@ def apply_plan(
     written: list[list[bpy.types.FCurve]] = [[] for _ in plans]
     counts: list[int | _Reduction] = []
     reductions: list[tuple[int, _Reduction]] = []
-    # Entering an add-on mode builds drivers: on one scratch object for all bones.
+    # Entering an add-on mode builds drivers: on one scratch object for all bones. The modes
+    # and static rotations are set in bulk after the loop.
+    batch = bone_modes.PoseBatch(obj)
     with drivers.workbench():
         for done, plan in enumerate(plans):
-            _switch_mode(obj.pose.bones[plan.name], plan)
+            _switch_mode(obj.pose.bones[plan.name], plan, batch)
             for use, owner, index, order in zip(uses, owners, indexes, orders, strict=True):
                 if owner is None:
                     continue
@@ -673,6 +675,7 @@ def apply_plan(
                     )
             if progress is not None:
                 progress(0.5 * (done + 1) / len(plans))
+        batch.write()
     # Every bone's reduced tracks together (they may differ in target mode only across
     # calls: one plan list has one target).
     _write_reduced([item for _, item in reductions], tolerance)
