@@ -64,7 +64,8 @@ the channel receives the driver's value itself, on every version (and it is slig
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import functools
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final
@@ -161,15 +162,16 @@ def find(obj: bpy.types.Object, data_path: str, index: int) -> bpy.types.FCurve 
     """The object's driver F-curve of ``data_path[index]``, or None (the first, as
     ``AnimDataDrivers.find``).
 
-    Inside a `workbench` block through an index of the object's drivers, read once per block
-    and kept up to date by `install` and `remove`: ``AnimDataDrivers.find`` compares every
-    driver's path, so a rig-wide switch that looks up each bone's drivers was quadratic in the
-    bones (4000 drivers: 40-60 us a lookup on 5.2). Inside a block, drivers are therefore
-    added and removed only through `install` and `remove`."""
+    Inside a `lookups` block (and a `workbench` block, which opens one) through an index of
+    the object's drivers, read once per block and kept up to date by `install` and `remove`:
+    ``AnimDataDrivers.find`` compares every driver's path, so a rig-wide operator that looks
+    up each bone's drivers was quadratic in the bones (4000 drivers: 40-250 us a lookup on
+    5.2). Inside a block, drivers are therefore added and removed only through `install` and
+    `remove`."""
     animation = obj.animation_data
     if animation is None:
         return None
-    if not _WORKBENCHES:
+    if not _INDEXES:
         return animation.drivers.find(data_path, index=index)
     found = _driver_index(obj).get((data_path, index))
     return found[0] if found else None
@@ -184,15 +186,43 @@ def bone_drivers(pose_bone: bpy.types.PoseBone) -> list[bpy.types.FCurve]:
 
 
 # The scratch objects of the open `workbench` blocks, innermost last, each with the
-# (object, data path, index) of the last driver installed through it, and (the outermost
-# block's, shared by all) the objects' driver indexes (`find`) by object pointer.
+# (object, data path, index) of the last driver installed through it.
 _WORKBENCHES: list[list[Any]] = []
+# The outermost open `lookups` block's driver indexes (`find`) by object pointer; empty list
+# outside any block.
+_INDEXES: list[dict[int, dict[tuple[str, int], list[bpy.types.FCurve]]]] = []
+
+
+@contextmanager
+def lookups() -> Iterator[None]:
+    """Look drivers up through an index inside the block (`find`); nested blocks share the
+    outermost one's. Inside, drivers change only through `install` and `remove`."""
+    if _INDEXES:
+        yield
+        return
+    _INDEXES.append({})
+    try:
+        yield
+    finally:
+        _INDEXES.clear()
+
+
+def with_lookups(execute: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """An operator's ``execute(self, context)`` run inside a `lookups` block (Blender checks
+    the method's argument count when it registers the class: the wrapper keeps it)."""
+
+    @functools.wraps(execute)
+    def run(self: Any, context: Any) -> Any:
+        with lookups():
+            return execute(self, context)
+
+    return run
 
 
 def _driver_index(obj: bpy.types.Object) -> dict[tuple[str, int], list[bpy.types.FCurve]]:
-    """The open workbenches' index of the object's drivers: by ``(data path, array index)``,
-    the drivers on that channel in list order (usually one), read on first use."""
-    indexes = _WORKBENCHES[0][2]
+    """The open `lookups` block's index of the object's drivers: by ``(data path, array
+    index)``, the drivers on that channel in list order (usually one), read on first use."""
+    indexes = _INDEXES[0]
     index = indexes.get(obj.as_pointer())
     if index is None:
         index = {}
@@ -207,13 +237,15 @@ def _driver_index(obj: bpy.types.Object) -> dict[tuple[str, int], list[bpy.types
 def workbench() -> Iterator[None]:
     """Build every driver `install` creates inside the block on one scratch object, removed
     at the end (removing an object scans the file's data: once per block, not per bone).
-    On success the dependency graph is told about the new drivers once."""
+    On success the dependency graph is told about the new drivers once. Drivers are looked
+    up through an index inside (`lookups`)."""
     scratch = bpy.data.objects.new("rq: building drivers", None)  # in no scene: inert
     scratch.animation_data_create()
-    entry: list[Any] = [scratch, None, {}]
+    entry: list[Any] = [scratch, None]
     _WORKBENCHES.append(entry)
     try:
-        yield
+        with lookups():
+            yield
     finally:
         _WORKBENCHES.remove(entry)
         bpy.data.objects.remove(scratch)
@@ -282,6 +314,6 @@ def remove(pose_bone: bpy.types.PoseBone) -> None:
     """Remove every driver on the bone's driven channel."""
     obj = pose_bone.id_data
     for fcurve in bone_drivers(pose_bone):
-        if _WORKBENCHES:
+        if _INDEXES:
             _driver_index(obj)[(fcurve.data_path, fcurve.array_index)].pop(0)
         obj.animation_data.drivers.remove(fcurve)
