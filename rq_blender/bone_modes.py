@@ -68,7 +68,8 @@ def current_mode(pose_bone: bpy.types.PoseBone) -> str:
     native = pose_bone.rotation_mode
     if native != drivers.DRIVEN_MODE:
         return native
-    angle = drivers.find(pose_bone.id_data, drivers.driven_path(pose_bone), 0)
+    armature_object = cast(bpy.types.Object, pose_bone.id_data)
+    angle = drivers.find(armature_object, drivers.driven_path(pose_bone), 0)
     if angle is None:
         return native
     read = {variable.targets[0].data_path for variable in angle.driver.variables}
@@ -141,10 +142,13 @@ class PoseBatch:
     def __init__(self, obj: bpy.types.Object) -> None:
         self.obj = obj
         # Bone name -> (rotation_mode, the mode's rotation values, or None: the mode only).
-        self.bones: dict[str, tuple[str, Sequence[float] | None]] = {}
+        self.bones: dict[str, tuple[str, Sequence[float] | np.ndarray | None]] = {}
 
     def add(
-        self, pose_bone: bpy.types.PoseBone, mode: str, values: Sequence[float] | None = None
+        self,
+        pose_bone: bpy.types.PoseBone,
+        mode: str,
+        values: Sequence[float] | np.ndarray | None = None,
     ) -> None:
         """Set the bone's ``rotation_mode`` to ``mode`` (native) and its rotation property in
         that mode to ``values`` (4 for quaternion and axis-angle, 3 for Euler), on `write`;
@@ -158,13 +162,14 @@ class PoseBatch:
         bones = self.obj.pose.bones
         place = {pose_bone.name: i for i, pose_bone in enumerate(bones)}
         # ``foreach`` reads and writes an enum as its items' numbers.
-        items = bpy.types.PoseBone.bl_rna.properties["rotation_mode"].enum_items
+        rna: Any = bpy.types.PoseBone.bl_rna.properties["rotation_mode"]
+        items = rna.enum_items
         modes = np.empty(len(bones), dtype=np.int32)
         bones.foreach_get("rotation_mode", modes)
         for name, (mode, _) in self.bones.items():
             modes[place[name]] = items[mode].value
         bones.foreach_set("rotation_mode", modes)
-        channels: dict[str, list[tuple[int, Sequence[float]]]] = {}
+        channels: dict[str, list[tuple[int, Sequence[float] | np.ndarray]]] = {}
         for name, (mode, values) in self.bones.items():
             if values is not None:
                 (parameter,) = MODES[mode].parameters

@@ -68,7 +68,7 @@ import functools
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import bpy
 
@@ -179,7 +179,7 @@ def find(obj: bpy.types.Object, data_path: str, index: int) -> bpy.types.FCurve 
 
 def bone_drivers(pose_bone: bpy.types.PoseBone) -> list[bpy.types.FCurve]:
     """The driver F-curves on the bone's driven channel, in array-index order."""
-    obj = pose_bone.id_data
+    obj = cast(bpy.types.Object, pose_bone.id_data)
     path = driven_path(pose_bone)
     found = (find(obj, path, index) for index in range(4))
     return [fcurve for fcurve in found if fcurve is not None]
@@ -305,14 +305,15 @@ def install(pose_bone: bpy.types.PoseBone, specs: Sequence[DriverSpec]) -> None:
         if spec.driver_type == 'SCRIPTED':
             driver.expression = spec.expression
         copied = target_drivers.from_existing(src_driver=fcurve)
-        _driver_index(armature_object).setdefault((path, spec.array_index), []).append(copied)
+        index = _driver_index(cast(bpy.types.Object, armature_object))
+        index.setdefault((path, spec.array_index), []).append(copied)
         workbench_drivers.remove(fcurve)
         entry[1] = (armature_object, path, spec.array_index)
 
 
 def remove(pose_bone: bpy.types.PoseBone) -> None:
     """Remove every driver on the bone's driven channel."""
-    obj = pose_bone.id_data
+    obj = cast(bpy.types.Object, pose_bone.id_data)
     for fcurve in bone_drivers(pose_bone):
         if _INDEXES:
             _driver_index(obj)[(fcurve.data_path, fcurve.array_index)].pop(0)
