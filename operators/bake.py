@@ -23,6 +23,7 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty
 from ..rq_blender import (
     bone_modes,
     conversion,
+    drivers,
     parameter_curves,
     progress,
     reports,
@@ -149,6 +150,7 @@ class POSE_OT_rq_bake(bpy.types.Operator):
         column.prop(self, "frame_start", text="Start")
         column.prop(self, "frame_end", text="End")
 
+    @drivers.with_lookups  # bones' drivers looked up through one index
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         work = bake_bones(context)
         if not work:

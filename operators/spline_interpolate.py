@@ -13,6 +13,7 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty
 from ..rq_blender import (
     bone_modes,
     conversion,
+    drivers,
     parameter_curves,
     parameter_splines,
     progress,
@@ -131,6 +132,7 @@ class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
             conversion.apply_plan(obj, object_plans)
         return sum(len(p) for _, p in plans)
 
+    @drivers.with_lookups  # bones' drivers looked up through one index
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         # Converting (3D View only) switches selected bones first, so their parameters are
         # read after it; otherwise they are read once, here, and only their bones are touched.

@@ -68,10 +68,8 @@ def current_mode(pose_bone: bpy.types.PoseBone) -> str:
     native = pose_bone.rotation_mode
     if native != drivers.DRIVEN_MODE:
         return native
-    animation = pose_bone.id_data.animation_data
-    if animation is None:
-        return native
-    angle = animation.drivers.find(drivers.driven_path(pose_bone), index=0)
+    armature_object = cast(bpy.types.Object, pose_bone.id_data)
+    angle = drivers.find(armature_object, drivers.driven_path(pose_bone), 0)
     if angle is None:
         return native
     read = {variable.targets[0].data_path for variable in angle.driver.variables}
@@ -132,7 +130,62 @@ def parameters_for_rotation(
     return limited_swing_twist(pose_bone, swing, float(twist))
 
 
-def enter_mode(pose_bone: bpy.types.PoseBone, mode: str, values: object) -> None:
+class PoseBatch:
+    """Rotation modes and static rotations of many bones of one armature object, set in bulk
+    (`write`): ``foreach_set`` over all its pose bones, one call per property, and one tag of
+    the object. Setting ``rotation_mode`` or a rotation of one bone runs an RNA update that
+    tags the armature, whose cost grows with its bones (300 us a call at 1000 bones with
+    drivers on 5.2, under 10 us at 100); ``foreach_set`` runs the same setter (a mode change
+    converts the bone's rotation values as an assignment does) without the update.
+    """
+
+    def __init__(self, obj: bpy.types.Object) -> None:
+        self.obj = obj
+        # Bone name -> (rotation_mode, the mode's rotation values, or None: the mode only).
+        self.bones: dict[str, tuple[str, Sequence[float] | np.ndarray | None]] = {}
+
+    def add(
+        self,
+        pose_bone: bpy.types.PoseBone,
+        mode: str,
+        values: Sequence[float] | np.ndarray | None = None,
+    ) -> None:
+        """Set the bone's ``rotation_mode`` to ``mode`` (native) and its rotation property in
+        that mode to ``values`` (4 for quaternion and axis-angle, 3 for Euler), on `write`;
+        a later call for the same bone replaces an earlier one."""
+        self.bones[pose_bone.name] = (mode, values)
+
+    def write(self) -> None:
+        """Write every added bone's mode, then its values, and tag the object."""
+        if not self.bones:
+            return
+        bones = self.obj.pose.bones
+        place = {pose_bone.name: i for i, pose_bone in enumerate(bones)}
+        # ``foreach`` reads and writes an enum as its items' numbers.
+        rna: Any = bpy.types.PoseBone.bl_rna.properties["rotation_mode"]
+        items = rna.enum_items
+        modes = np.empty(len(bones), dtype=np.int32)
+        bones.foreach_get("rotation_mode", modes)
+        for name, (mode, _) in self.bones.items():
+            modes[place[name]] = items[mode].value
+        bones.foreach_set("rotation_mode", modes)
+        channels: dict[str, list[tuple[int, Sequence[float] | np.ndarray]]] = {}
+        for name, (mode, values) in self.bones.items():
+            if values is not None:
+                (parameter,) = MODES[mode].parameters
+                channels.setdefault(parameter.name, []).append((place[name], values))
+        for prop, rows in channels.items():
+            array = np.empty((len(bones), len(rows[0][1])), dtype=np.float32)
+            bones.foreach_get(prop, array.ravel())
+            for row, values in rows:
+                array[row] = values
+            bones.foreach_set(prop, array.ravel())
+        self.obj.update_tag()
+
+
+def enter_mode(
+    pose_bone: bpy.types.PoseBone, mode: str, values: object, batch: PoseBatch | None = None
+) -> None:
     """Switch the bone to an add-on mode with the given parameter values.
 
     ``values``: for ``'RQ'`` a length-3 rotation vector; for ``'SWING_TWIST'`` a pair
@@ -141,7 +194,10 @@ def enter_mode(pose_bone: bpy.types.PoseBone, mode: str, values: object) -> None
     if missing (existing limits are kept), sets the bone's rotation mode and static channel
     to the same rotation, and installs the drivers. A bone already in an add-on mode is
     first taken out of it. The bone's own F-curves are left alone: writing keys is the
-    caller's job.
+    caller's job. With a ``batch``, the rotation mode and static channel are set (and the
+    object tagged for evaluation) by ``batch.write()``: a caller switching many bones sets
+    them in bulk (tagging an armature costs time proportional to its bones: 160 us a call
+    at 1000 bones).
 
     Raises ValueError for an unknown mode, values of the wrong shape or not finite, or a
     rotation channel already driven by something else.
@@ -164,25 +220,35 @@ def enter_mode(pose_bone: bpy.types.PoseBone, mode: str, values: object) -> None
         for name, default in LIMITS.items():
             if not _has_property(pose_bone, name):
                 _set_property(pose_bone, name, list(default))
-    pose_bone.rotation_mode = drivers.DRIVEN_MODE
-    # (A tuple: the 5.2 stubs accept only a bpy_prop_array for the attribute.)
-    setattr(pose_bone, "rotation_axis_angle", static_axis_angle(pose_bone, mode))  # noqa: B010
+    static = static_axis_angle(pose_bone, mode)
+    if batch is None:
+        pose_bone.rotation_mode = drivers.DRIVEN_MODE
+        # (A tuple: the 5.2 stubs accept only a bpy_prop_array for the attribute.)
+        setattr(pose_bone, "rotation_axis_angle", static)  # noqa: B010
+    else:
+        batch.add(pose_bone, drivers.DRIVEN_MODE, static)
     drivers.install(pose_bone, drivers.DRIVERS[mode])
-    pose_bone.id_data.update_tag()
+    if batch is None:
+        pose_bone.id_data.update_tag()
 
 
-def leave_mode(pose_bone: bpy.types.PoseBone, native_mode: str) -> None:
+def leave_mode(
+    pose_bone: bpy.types.PoseBone, native_mode: str, batch: PoseBatch | None = None
+) -> None:
     """Take the bone out of its add-on mode and set ``rotation_mode = native_mode``.
 
     Removes the drivers and the parameter properties (the limits stay, see the module
     docstring). F-curves of the parameters are the caller's: remove them, and write the new
     native rotation values or keys, after this call. A bone in a native mode only changes
-    its ``rotation_mode``.
+    its ``rotation_mode``. ``batch``: as in `enter_mode`.
     """
     if native_mode not in NATIVE_MODES:
         raise ValueError(f"native_mode must be one of {NATIVE_MODES}, not {native_mode!r}")
     if current_mode(pose_bone) in ADDON_MODES:
         _remove_addon_data(pose_bone)
+    if batch is not None:
+        batch.add(pose_bone, native_mode)
+        return
     # Checked against NATIVE_MODES above.
     pose_bone.rotation_mode = cast(Any, native_mode)
     pose_bone.id_data.update_tag()

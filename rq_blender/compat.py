@@ -116,9 +116,18 @@ def new_fcurve(
     if CHANNELBAG_NEW_TAKES_GROUP:
         return owner.fcurves.new(data_path, index=index, group_name=group)
     fcurve = owner.fcurves.new(data_path, index=index)
-    groups = getattr(owner, "groups")  # noqa: B009 (ActionChannelbag)
-    fcurve.group = groups.get(group) or groups.new(group)
+    set_group(owner, fcurve, group)
     return fcurve
+
+
+def set_group(owner: FCurveOwner, fcurve: bpy.types.FCurve, group: str) -> None:
+    """Move an F-curve of a `channelbag` result into the channel group ``group`` (created if
+    missing), at the group's end; a curve already in it stays where it is. ``FCurve.group``
+    is writable on every release (4.2 .. 5.2)."""
+    if fcurve.group is not None and fcurve.group.name == group:
+        return
+    groups = getattr(owner, "groups")  # noqa: B009 (Action or ActionChannelbag)
+    fcurve.group = groups.get(group) or groups.new(group)
 
 
 def new_assigned_slot(anim: bpy.types.AnimData, obj: bpy.types.Object) -> Any:

@@ -59,7 +59,7 @@ from ..rq_rotation.modes import (
     rotation_vectors,
     values_to_quat,
 )
-from . import animdata, bone_modes, drivers
+from . import animdata, bone_modes, compat, drivers
 
 STRATEGIES = ("KEYS", "SAMPLED")
 
@@ -501,19 +501,21 @@ def _write_reduced(reductions: Sequence[_Reduction], tolerance: float) -> None:
         item.kept = kept[starts[i] : starts[i + 1]].copy()
 
 
-def _switch_mode(pose_bone: bpy.types.PoseBone, plan: BonePlan) -> None:
-    """Put the bone in ``plan.target`` with the current pose as its static value."""
+def _switch_mode(
+    pose_bone: bpy.types.PoseBone, plan: BonePlan, batch: bone_modes.PoseBatch
+) -> None:
+    """Put the bone in ``plan.target`` with the current pose as its static value; its
+    rotation mode and static rotation are set by ``batch.write()``."""
     native_target = plan.target in NATIVE_MODES
     if plan.source in ADDON_MODES:
-        bone_modes.leave_mode(pose_bone, plan.target if native_target else "QUATERNION")
+        bone_modes.leave_mode(pose_bone, plan.target if native_target else "QUATERNION", batch)
     if native_target:
-        setattr(pose_bone, "rotation_mode", plan.target)  # noqa: B010 (a str, not its Literal)
-        (parameter,) = MODES[plan.target].parameters
-        setattr(pose_bone, parameter.name, plan.static)
+        batch.add(pose_bone, plan.target, plan.static)
     elif plan.target == RQ:
-        bone_modes.enter_mode(pose_bone, RQ, plan.static)
+        bone_modes.enter_mode(pose_bone, RQ, plan.static, batch)
     else:
-        bone_modes.enter_mode(pose_bone, plan.target, (plan.static[:2], plan.static[2]))
+        values = (plan.static[:2], plan.static[2])
+        bone_modes.enter_mode(pose_bone, plan.target, values, batch)
 
 
 def widen_limits(
@@ -553,17 +555,77 @@ def widen_limits(
     return changed
 
 
-def _remove_source_curves(
-    uses: Sequence[animdata.ActionUse], plan: BonePlan, paths: set[str], inside: bool
-) -> None:
-    """Remove the bone's source-mode F-curves whose data path is in ``paths`` (``inside``) or
-    not in it (not ``inside``), in every action."""
-    for use in uses:
-        owner = animdata.fcurve_owner(use)
-        for parameter in MODES[plan.source].parameters:
-            path = animdata.bone_data_path(plan.name, parameter.path)
-            if (path in paths) == inside:
-                animdata.remove_fcurves(owner, path, parameter.size)
+def _channels(bone: str, mode: str) -> list[tuple[str, int]]:
+    """``(data path, array index)`` of each channel of the bone's rotation in ``mode``, in
+    value order."""
+    return [
+        (animdata.bone_data_path(bone, parameter.path), index)
+        for parameter in MODES[mode].parameters
+        for index in range(parameter.size)
+    ]
+
+
+def _ends_group(fcurve: bpy.types.FCurve, group: str) -> bool:
+    """Whether a curve created in ``group`` after ``fcurve`` moved there (`compat.set_group`)
+    would follow it directly: ``fcurve`` is the group's last, or is not in it yet."""
+    own = fcurve.group
+    return own is None or own.name != group or own.channels[-1] == fcurve
+
+
+def _replace_curves(
+    owner: compat.FCurveOwner,
+    index: dict[tuple[str, int], bpy.types.FCurve],
+    order: dict[tuple[str, int], int],
+    plan: BonePlan,
+    group: str | None,
+) -> list[bpy.types.FCurve]:
+    """Give the bone's target channels their F-curves in ``owner`` and remove its source
+    curves there; the target curves in value order, keyless (empty when ``group`` is None:
+    the action has no track of the bone, its source curves are only removed).
+
+    ``index`` and ``order`` are the owner's `animdata.fcurve_index` and each key's place in
+    the curve list, read before the first change (only this bone's curves change here).
+    The source curves, in list order, become the target channels in value order
+    (`animdata.reuse_fcurve`: renamed and reset, in their place; renaming costs a few
+    microseconds, creating and removing scan the action); only missing ones are created (in
+    ``group``, at its end) and extra ones removed. When curves must be created and the
+    source's last is not its group's last curve, none is reused (all are created, then the
+    old removed), so a bone's rotation curves stay together in value order. A target
+    channel already keyed in the action, by something other than the source, is written
+    in place as it is.
+    """
+    source = _channels(plan.name, plan.source)
+    old = [index[key] for key in sorted((k for k in source if k in index), key=order.__getitem__)]
+    if group is None:
+        if old:
+            animdata.remove_fcurves(owner, old)
+        return []
+    source_paths = {path for path, _ in source}
+    target = _channels(plan.name, plan.target)
+    kept = {k: index[k] for k in target if k in index and k[0] not in source_paths}
+    needed = [key for key in target if key not in kept]
+    spare = [fcurve for fcurve in old if animdata.reusable(fcurve)]
+    if spare and len(spare) < len(needed) and not _ends_group(spare[-1], group):
+        spare = []
+    fcurves = {
+        key: animdata.reuse_fcurve(owner, fcurve, key[0], key[1], group)
+        for key, fcurve in zip(needed, spare, strict=False)
+    }
+    reused = {fcurve.as_pointer() for fcurve in fcurves.values()}
+    rest = [fcurve for fcurve in old if fcurve.as_pointer() not in reused]
+    # Old curves still on a target channel (an Euler-to-Euler switch) go before the new
+    # curves are made; the others after, so the group never empties (4.4+ would drop it
+    # and make it anew at the end of the list).
+    on_target = [(f.data_path, f.array_index) in target for f in rest]
+    first = [fcurve for fcurve, on in zip(rest, on_target, strict=True) if on]
+    last = [fcurve for fcurve, on in zip(rest, on_target, strict=True) if not on]
+    if first:
+        animdata.remove_fcurves(owner, first)
+    for key in needed[len(fcurves) :]:
+        fcurves[key] = compat.new_fcurve(owner, key[0], key[1], group)
+    if last:
+        animdata.remove_fcurves(owner, last)
+    return [kept[key] if key in kept else fcurves[key] for key in target]
 
 
 def apply_plan(
@@ -572,32 +634,37 @@ def apply_plan(
     tolerance: float = 0.0,
     progress: Callable[[float], None] | None = None,
 ) -> list[int]:
-    """Switch the planned bones: change the mode (keeping the current pose), write the new
-    keys (reduced within ``tolerance`` radians for tracks planned with the SAMPLED strategy)
-    into the old curves' channel group, then remove the old rotation F-curves from every
-    action. New before old: the group never empties, so it keeps its place in the channel
-    list (Blender 4.4+ drops an empty group). Only an Euler-to-Euler switch, whose old and
-    new curves share a data path, removes the old ones first (their modifiers and flags
-    belong to the old order). Swing/twist bones whose limits restrict nothing
-    get them widened to cover the new curves (`widen_limits`, sets ``plan.widened``), so the
-    drivers' clamp never changes the animation. Returns the number of keys written on each
-    channel of each track (a bone in one action), one entry per track."""
+    """Switch the planned bones: change the mode (keeping the current pose) and, in every
+    action, turn the bone's old rotation F-curves into the new mode's (`_replace_curves`:
+    reused in their place and channel group, missing ones created there, extra ones
+    removed) and write the new keys (reduced within ``tolerance`` radians for tracks planned
+    with the SAMPLED strategy). Swing/twist bones whose limits restrict nothing get them
+    widened to cover the new curves (`widen_limits`, sets ``plan.widened``), so the drivers'
+    clamp never changes the animation. Returns the number of keys written on each channel
+    of each track (a bone in one action), one entry per track."""
     uses = animdata.actions_of(obj)
+    owners = [animdata.fcurve_owner(use) for use in uses]
+    # Each bone changes only its own curves: one index per action, read before any change.
+    indexes = [animdata.fcurve_index(owner) for owner in owners]
+    orders = [{key: place for place, key in enumerate(index)} for index in indexes]
     written: list[list[bpy.types.FCurve]] = [[] for _ in plans]
     counts: list[int | _Reduction] = []
     reductions: list[tuple[int, _Reduction]] = []
-    paths = []
-    # Entering an add-on mode builds drivers: on one scratch object for all bones.
+    # Entering an add-on mode builds drivers: on one scratch object for all bones. The modes
+    # and static rotations are set in bulk after the loop.
+    batch = bone_modes.PoseBatch(obj)
     with drivers.workbench():
         for done, plan in enumerate(plans):
-            new_paths = {
-                animdata.bone_data_path(plan.name, p.path) for p in MODES[plan.target].parameters
-            }
-            paths.append(new_paths)
-            _remove_source_curves(uses, plan, new_paths, inside=True)
-            _switch_mode(obj.pose.bones[plan.name], plan)
-            for track in plan.tracks:
-                owner = animdata.fcurve_owner(track.use, ensure=True)
+            _switch_mode(obj.pose.bones[plan.name], plan, batch)
+            for use, owner, index, order in zip(uses, owners, indexes, orders, strict=True):
+                if owner is None:
+                    continue
+                track = next((t for t in plan.tracks if t.use == use), None)
+                fcurves = _replace_curves(
+                    owner, index, order, plan, None if track is None else track.group
+                )
+                if track is None:
+                    continue
                 if track.interpolation is None:
                     item = _Reduction(owner, plan.name, plan.target, track, np.empty(0))
                     reductions.append((done, item))
@@ -605,19 +672,20 @@ def apply_plan(
                 else:
                     mask = np.ones(len(track.times), dtype=bool)
                     counts.append(len(track.times))
-                    written[done] += _write_track(owner, plan.name, plan.target, track, mask)
+                    written[done] += _write_track(
+                        owner, plan.name, plan.target, track, mask, fcurves
+                    )
             if progress is not None:
                 progress(0.5 * (done + 1) / len(plans))
+        batch.write()
     # Every bone's reduced tracks together (they may differ in target mode only across
     # calls: one plan list has one target).
     _write_reduced([item for _, item in reductions], tolerance)
     for done, item in reductions:
         written[done] += item.fcurves
     for done, plan in enumerate(plans):
-        pose_bone = obj.pose.bones[plan.name]
         if plan.target == SWING_TWIST and plan.unlimited:
-            plan.widened = widen_limits(pose_bone, written[done], plan.static)
-        _remove_source_curves(uses, plan, paths[done], inside=False)
+            plan.widened = widen_limits(obj.pose.bones[plan.name], written[done], plan.static)
         if progress is not None:
             progress(0.5 + 0.5 * (done + 1) / len(plans))
     obj.update_tag()

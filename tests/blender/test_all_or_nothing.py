@@ -98,11 +98,12 @@ def _rq_rig(vectors=None):
     return obj
 
 
-def _check(fault, obj, operator, at, **properties):
-    """Run ``operator`` with a fault at write call ``at``: nothing changes and it reports the
-    error. Then run it without a fault: it changes the state (so the comparison can fail)."""
+def _check(fault, obj, operator, at, targets=WRITES, **properties):
+    """Run ``operator`` with a fault at call ``at`` of the ``targets`` (default: the writes):
+    nothing changes and it reports the error. Then run it without a fault: it changes the
+    state (so the comparison can fail)."""
     before = whole_state(obj)
-    calls = fault(WRITES, at)
+    calls = fault(targets, at)
     with pytest.raises(RuntimeError, match=f"Nothing changed: injected fault in call {at}$"):
         operator(**properties)
     assert calls["count"] >= at, f"the fault never fired ({calls['count']} write calls)"
@@ -124,6 +125,16 @@ def _check(fault, obj, operator, at, **properties):
 def test_set_mode_failing_halfway_changes_nothing(addon, fault, source, target, at):
     obj = _rq_rig() if source == "RQ" else _native_rig(source)
     _check(fault, obj, bpy.ops.pose.rq_set_mode, at, mode=target, strategy='KEYS')
+
+
+@pytest.mark.parametrize(("source", "target"), [("QUATERNION", "RQ"), ("RQ", "XYZ")])
+def test_set_mode_failing_in_a_reused_curve_changes_nothing(addon, fault, source, target):
+    """A conversion turns the old curves into the new ones (``animdata.reuse_fcurve``): a
+    fault on the second bone's second curve, the first bone done and one curve of the second
+    renamed, restores every curve with its name, place, keys, modifier and flags."""
+    obj = _rq_rig() if source == "RQ" else _native_rig(source)
+    reuse = [("rq_blender.animdata", "reuse_fcurve")]
+    _check(fault, obj, bpy.ops.pose.rq_set_mode, 5, reuse, mode=target, strategy='KEYS')
 
 
 def test_set_mode_sampled_failing_halfway_changes_nothing(addon, fault):

@@ -156,7 +156,8 @@ def test_write_read_remove_round_trip(animdata):
     channels = animdata.read_channels(owner, "rotation_euler", 3)
     assert np.allclose(animdata.evaluate_channels(channels, static, times)[:, :2], [9.0, 8.0])
     assert np.allclose(animdata.key_times(channels), [1.0, 7.0])
-    assert animdata.remove_fcurves(owner, "rotation_euler", 3) == 1
+    removed = [channel.fcurve for channel in channels if channel is not None]
+    assert animdata.remove_fcurves(owner, removed) == 1
     assert animdata.read_channels(owner, "rotation_euler", 3) == [None, None, None]
 
 
@@ -200,3 +201,64 @@ def test_pose_bone_selection_compat(addon):
     compat.set_pose_bone_selected(b, False)
     assert compat.pose_bone_selected(a) and not compat.pose_bone_selected(b)
     assert (bpy.app.version >= (4, 4, 0)) == compat.SLOTTED_ACTIONS
+
+
+def _curve_state(fcurve):
+    """Every RNA property of an F-curve but its name: plain values, the group's name, the
+    number of keys, sampled points and modifiers."""
+    state = {}
+    for prop in fcurve.bl_rna.properties:
+        name = prop.identifier
+        if name in ("rna_type", "data_path", "array_index"):
+            continue
+        value = getattr(fcurve, name)
+        if prop.type == 'COLLECTION':
+            value = len(value)
+        elif name == "group":
+            value = None if value is None else value.name
+        elif name == "driver":
+            value = value is None
+        elif prop.type == 'FLOAT':
+            value = tuple(value)
+        state[name] = value
+    return state
+
+
+def test_a_reused_fcurve_is_what_a_new_one_would_be(animdata):
+    """`reuse_fcurve` renames a curve and resets everything else: compared with a curve made
+    by ``compat.new_fcurve``, property by property (every RNA property the curve has on this
+    release), after the old curve had every writable property changed."""
+    compat = importlib.import_module(f"{ADDON_MODULE}.rq_blender.compat")
+    obj = _keyed_object()
+    owner = _owner(animdata, obj)
+    old = animdata.write_keys(owner, "rotation_euler", 2, "Old", np.arange(3.0), np.ones(3))
+    old.modifiers.new('NOISE')
+    changed = {
+        "extrapolation": 'LINEAR',
+        "color_mode": 'CUSTOM',
+        "color": (0.5, 0.25, 1.0),
+        "select": False,
+        "lock": True,
+        "mute": True,
+        "hide": True,
+        "auto_smoothing": 'NONE',
+        "is_valid": False,
+    }
+    writable = {
+        p.identifier
+        for p in old.bl_rna.properties
+        if not p.is_readonly and p.type not in ('POINTER', 'COLLECTION')
+    }
+    assert writable - {"data_path", "array_index"} == set(changed) == set(animdata.FRESH_FCURVE)
+    for name, value in changed.items():
+        setattr(old, name, value)
+    fresh = compat.new_fcurve(owner, "scale", 0, "New")
+    reused = animdata.reuse_fcurve(owner, old, "scale", 1, "New")
+    assert reused == old
+    assert (reused.data_path, reused.array_index) == ("scale", 1)
+    assert _curve_state(reused) == _curve_state(fresh)
+    assert owner.fcurves.find("scale", index=1) == reused
+    assert owner.fcurves.find("rotation_euler", index=2) is None
+    fresh.keyframe_points.add(1)
+    fresh.convert_to_samples(0, 2)
+    assert animdata.reusable(reused) and not animdata.reusable(fresh)

@@ -119,3 +119,50 @@ def test_a_channel_driven_by_someone_else_is_refused(addon):
         modes.enter_mode(pose_bone, "RQ", (0.0, 0.0, 0.0))
     with pytest.raises(ValueError, match="native_mode must be one of"):
         modes.leave_mode(pose_bone, "RQ")
+
+
+def test_a_pose_batch_sets_what_assignments_set(addon):
+    """`PoseBatch` writes modes and rotations of many bones in bulk: the same modes and
+    rotation values (all three channels, bit for bit) as assigning them bone by bone, a mode
+    alone converting the bone's rotation as the assignment does; other bones untouched."""
+    bone_modes = addon.rq_blender.bone_modes
+    names = ("A", "B", "C", "D", "E")
+    changes = {
+        "A": ("XYZ", (0.1, -0.2, 0.3)),
+        "B": ("QUATERNION", None),
+        "C": ("AXIS_ANGLE", (0.5, 0.0, 1.0, 0.0)),
+        "E": ("ZXY", None),
+    }
+    rigs = []
+    for batched in (False, True):
+        obj = armature(names)
+        modes = ("QUATERNION", "AXIS_ANGLE", "XYZ", "YZX", "QUATERNION")
+        for pose_bone, mode in zip(obj.pose.bones, modes, strict=True):
+            pose_bone.rotation_mode = mode
+            pose_bone.rotation_quaternion = (0.5, 0.5, -0.5, 0.5)
+            pose_bone.rotation_euler = (0.3, 0.2, 0.1)
+            pose_bone.rotation_axis_angle = (1.0, 0.0, 0.6, 0.8)
+        batch = bone_modes.PoseBatch(obj)
+        for name, (mode, values) in changes.items():
+            pose_bone = obj.pose.bones[name]
+            if batched:
+                batch.add(pose_bone, "YXZ", (9.0, 9.0, 9.0))  # replaced by the next call
+                batch.add(pose_bone, mode, values)
+                continue
+            pose_bone.rotation_mode = mode
+            if values is not None:
+                prop = {"XYZ": "rotation_euler", "AXIS_ANGLE": "rotation_axis_angle"}[mode]
+                setattr(pose_bone, prop, values)
+        batch.write()
+        rigs.append(obj)
+    for one, other in zip(*(r.pose.bones for r in rigs), strict=True):
+        assert one.rotation_mode == other.rotation_mode
+        for prop in ("rotation_quaternion", "rotation_euler", "rotation_axis_angle"):
+            assert tuple(getattr(one, prop)) == tuple(getattr(other, prop)), (one.name, prop)
+    assert [pb.rotation_mode for pb in rigs[1].pose.bones] == [
+        "XYZ",
+        "QUATERNION",
+        "AXIS_ANGLE",
+        "YZX",
+        "ZXY",
+    ]

@@ -596,3 +596,40 @@ def test_update_handler_costs_little_per_drag_update(addon):
         look_times.append(time.perf_counter() - start)
     update, look = float(np.median(update_times)), float(np.median(look_times))
     assert look < 0.1 * update, f"update {1e3 * update:.2f} ms, handler {1e3 * look:.3f} ms"
+
+
+def test_driver_lookups_in_a_workbench_match_blenders_find(addon):
+    """Inside a `workbench` or `lookups` block drivers are looked up through an index
+    (`drivers.find`): after installs, removals, a channel driven twice (removing one leaves
+    the other) and a nested block, every lookup gives what ``AnimDataDrivers.find`` gives."""
+    drivers = addon.rq_blender.drivers
+    bone_modes = addon.rq_blender.bone_modes
+    obj = armature(("A", "B", "C"))
+    a, b, c = obj.pose.bones
+    bone_modes.enter_mode(a, "RQ", (0.1, 0.2, 0.3))
+    paths = [drivers.driven_path(pose_bone) for pose_bone in obj.pose.bones]
+
+    def check():
+        found = obj.animation_data.drivers
+        for path in paths:
+            for index in range(4):
+                assert drivers.find(obj, path, index) == found.find(path, index=index)
+
+    for block in (drivers.workbench, drivers.lookups):  # apply_plan's, or an operator's
+        bone_modes.enter_mode(b, "SWING_TWIST", ((0.1, 0.2), 0.3))
+        twice = obj.animation_data.drivers.from_existing(src_driver=drivers.bone_drivers(b)[1])
+        with block():
+            check()  # the index read from the object
+            drivers.remove(b)  # the first of the two on index 1 too
+            assert drivers.find(obj, paths[1], 1) == twice
+            check()
+            with drivers.workbench():
+                bone_modes.enter_mode(c, "RQ", (0.0, 0.0, 1.0))
+                check()
+            check()
+            bone_modes.enter_mode(a, "SWING_TWIST", ((0.3, 0.0), 0.0))  # replaces A's drivers
+            check()
+            drivers.remove(b)  # the other one
+            assert drivers.bone_drivers(b) == []
+        check()  # outside: Blender's find itself
+    assert bone_modes.current_mode(a) == "SWING_TWIST" and bone_modes.current_mode(c) == "RQ"

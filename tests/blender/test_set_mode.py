@@ -291,3 +291,50 @@ def test_undo_restores_the_rig_and_redo_reapplies(addon):
     obj = bpy.data.objects["Rig"]
     assert "rq_vector" in obj.pose.bones["A"]
     _assert_close(before, rigs.pose_matrices(obj, frames), "after redo")
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "after", "reused"),
+    [
+        ("QUATERNION", "RQ", False, 3),
+        ("QUATERNION", "RQ", True, 3),
+        ("RQ", "QUATERNION", False, 3),
+        ("RQ", "QUATERNION", True, 0),
+        ("XYZ", "ZXY", True, 3),
+        ("AXIS_ANGLE", "SWING_TWIST", True, 3),
+    ],
+)
+def test_converted_curves_reuse_the_old_ones_in_value_order(addon, source, target, after, reused):
+    """A bone's old rotation curves become its new ones in their place (the same curves,
+    renamed, keys rewritten), extra ones are removed and missing ones created at the group's
+    end; when another curve of the group follows the old ones (``after``), missing ones
+    would land behind it, so all are created anew. Either way the rotation channels stay
+    together, in value order."""
+    obj = _keyed_rig("XYZ" if source == "RQ" else source, names=("A",))
+    pose_bone = obj.pose.bones["A"]
+    if source == "RQ":
+        assert _set_mode(mode="RQ", strategy="KEYS") == {"FINISHED"}
+    first = rigs.fcurves_of(obj)[0]
+    group = "A" if first.group is None else first.group.name  # 4.2 keys ungrouped
+    if after:
+        pose_bone.keyframe_insert("scale", index=0, frame=1, group=group)
+    old = [fc.as_pointer() for fc in rigs.fcurves_of(obj) if "scale" not in fc.data_path]
+    before = rigs.pose_matrices(obj, FRAMES)
+    assert _set_mode(mode=target, strategy="KEYS") == {"FINISHED"}
+    _assert_close(before, rigs.pose_matrices(obj, FRAMES), target)
+    fcurves = rigs.fcurves_of(obj)
+    places = [i for i, fc in enumerate(fcurves) if "scale" not in fc.data_path]
+    rotation = [fcurves[i] for i in places]
+    assert places == list(range(places[0], places[0] + len(places)))  # together
+    size = 4 if target == "QUATERNION" else 3
+    expected = [(fc.data_path, i) for fc in rotation[:1] for i in range(size)]
+    if target == "SWING_TWIST":
+        expected = [(rotation[0].data_path, 0), (rotation[0].data_path, 1)]
+        expected.append((rotation[2].data_path, 0))
+        assert rotation[2].data_path.endswith('["rq_twist"]')
+    assert [(fc.data_path, fc.array_index) for fc in rotation] == expected
+    assert [fc.as_pointer() for fc in rotation[:reused]] == old[:reused]
+    assert not {fc.as_pointer() for fc in rotation[reused:]} & set(old)
+    assert all(fc.group.name == group for fc in fcurves)
+    assert all(len(fc.keyframe_points) == len(FRAMES) for fc in rotation)
+    assert sum("scale" in fc.data_path for fc in fcurves) == after
