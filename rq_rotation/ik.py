@@ -74,9 +74,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import EULER_ORDERS, as_float_array, check_order
-from .derivatives import quat_matrix_jacobian
-from .quaternion import _qmul
+from ._checks import as_float_array, check_order
 from .rq import _nearest_equivalent
 from .shells import reparameterize
 from .swing_twist import effective_limits
@@ -135,14 +133,6 @@ ANGLES_FLOOR = 1e-3
 #: its bound (radians).
 ON_BOUNDARY = 1e-9
 
-# dR/dq_a of a quaternion is linear in q: dR/dq_a(q) = sum_b q_b _DRDQ[b, a]. From the core's
-# quat_matrix_jacobian at the basis quaternions; R(q) = 1/2 sum_a q_a dR/dq_a (R is a
-# homogeneous quadratic in q).
-_DRDQ = quat_matrix_jacobian(np.eye(4))
-
-_E = np.eye(3)
-_Z = np.zeros((3, 3))
-
 #: Below this angle the kernels use the first two terms of their series (whose next terms
 #: are below 1e-20 relative there) instead of the closed forms' 0/0.
 _TINY = 1e-4
@@ -154,142 +144,186 @@ for _i, _j, _k in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
     _HALF_CROSS[_k, _j, _i] = 0.5
 _HALF_CROSS = _HALF_CROSS.reshape(3, 9)
 
-# The Hamilton product as a tensor: (p * q)_a = sum_ij _HAMILTON[a, i, j] p_i q_j.
-_HAMILTON = np.moveaxis(_qmul(np.eye(4)[:, None], np.eye(4)[None]), -1, 0)
-# p @ _HAMILTON_LEFT, reshaped (4, 4), is the matrix of q -> p * q
-_HAMILTON_LEFT = np.ascontiguousarray(np.transpose(_HAMILTON, (1, 0, 2)).reshape(4, 16))
-# p @ _CONJUGATE_LEFT, reshaped (4, 4), is the matrix of q -> conj(p) * q
-_CONJUGATE_LEFT = np.diag([1.0, -1.0, -1.0, -1.0]) @ _HAMILTON_LEFT
-# q @ _DRDQ_BY_Q, reshaped (4, 9), is dR/dq_a at q (`_DRDQ`, rows a, flattened 3x3)
-_DRDQ_BY_Q = np.ascontiguousarray(_DRDQ.reshape(4, 36))
+# The kinematics work in Python floats: a chain has a handful of joints, where numpy's cost
+# per call dominates (a 3-joint evaluation with its Jacobians took 160 us in three dozen
+# small array operations, against a few hundred float operations). Tuples: 3x3 matrices
+# row-major as 9 floats, quaternions (w, x, y, z).
+_Vec = tuple[float, float, float]
+_Mat = tuple[float, float, float, float, float, float, float, float, float]
+_Quat = tuple[float, float, float, float]
 
 
-def _hamilton(p: NDArray[np.float64], q: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Hamilton products ``p * q`` of quaternion stacks (n, 4): ``p``'s left-multiplication
-    matrices (from `_HAMILTON`) times ``q``."""
-    left = (p @ _HAMILTON_LEFT).reshape(-1, 4, 4)
-    return (left @ q[:, :, None])[:, :, 0]
+def _factor(x: float, y: float, z: float) -> tuple[_Quat, _Mat]:
+    """The quaternion of the RQ vector ``v = (x, y, z)`` and its body angular velocities.
 
-
-def _factor_kernel(
-    v: NDArray[np.float64], jacobians: bool
-) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
-    """Quaternions (m, 4) and ``dq/dv`` (m, 4, 3) of a small stack of RQ vectors (m, 3).
-
-    The formulas of ``rq_to_quat`` and ``rq_quat_jacobian``: ``q = (cos(theta/2), s v)``,
-    ``dq_w/dv_j = -s v_j / 2``, ``dq_i/dv_j = s delta_ij + g v_i v_j`` with
-    ``s = sin(theta/2)/theta`` and ``g = (cos(theta/2)/2 - s)/theta^2``, all in Python's
-    ``math`` and turned into arrays once (a chain has a handful of vectors, where numpy's
-    per-call cost dominates: a dozen small array operations cost more than these few floats
-    even on a 10-joint chain's 30 vectors; the public functions are built for large stacks and
-    cost ten times more here; tested equal to them within 4e-16). ``g``'s closed form cancels
-    near 0, losing ``eps/theta^2`` absolutely, but it only enters as ``g v_i v_j`` (of size
-    ``theta^2``), which keeps it at ``eps``; below ``_TINY`` the first two terms of the series
-    (exact there to far below ``eps``) replace the 0/0.
+    ``q = (cos(theta/2), s v)`` with ``s = sin(theta/2)/theta`` (``rq_to_quat``); ``M`` with
+    ``omega = 2 vec(conj(q) dq) = M dv`` (from ``rq_quat_jacobian``'s ``dq/dv``: ``dq_w/dv_j =
+    -s v_j / 2``, ``dq_i/dv_j = s delta_ij + g v_i v_j``, ``g = (cos(theta/2)/2 - s)/theta^2``):
+    ``M = 2 c s I + (2 c g + s^2) v v^T - 2 s^2 [v]x``, ``c = cos(theta/2)`` (the right
+    Jacobian of the exponential map; tested against those functions within 4e-16). ``g``'s
+    closed form cancels near 0, losing ``eps/theta^2`` absolutely, but it only enters as
+    ``g v v^T`` (of size ``theta^2``), which keeps it at ``eps``; below ``_TINY`` the first two
+    terms of the series (exact there to far below ``eps``) replace the 0/0.
     """
-    q: list[float] = []  # flat: numpy reads a flat list of floats fastest
-    jq: list[float] = []
-    for x, y, z in v.tolist():
-        t2 = x * x + y * y + z * z
-        th = math.sqrt(t2)
-        c = math.cos(0.5 * th)
-        if th < _TINY:
-            s, g = 0.5 - t2 / 48.0, t2 / 960.0 - 1.0 / 24.0
-        else:
-            s = math.sin(0.5 * th) / th
-            g = (0.5 * c - s) / t2
-        sx, sy, sz = s * x, s * y, s * z
-        q += c, sx, sy, sz
-        if jacobians:
-            gx, gy, gz = g * x, g * y, g * z
-            jq += (-0.5 * sx, -0.5 * sy, -0.5 * sz)
-            jq += (gx * x + s, gx * y, gx * z)
-            jq += (gy * x, gy * y + s, gy * z)
-            jq += (gz * x, gz * y, gz * z + s)
-    m = len(v)
-    return np.array(q).reshape(m, 4), np.array(jq).reshape(m, 4, 3) if jacobians else None
+    t2 = x * x + y * y + z * z
+    th = math.sqrt(t2)
+    c = math.cos(0.5 * th)
+    if th < _TINY:
+        s, g = 0.5 - t2 / 48.0, t2 / 960.0 - 1.0 / 24.0
+    else:
+        s = math.sin(0.5 * th) / th
+        g = (0.5 * c - s) / t2
+    d, k, h = 2.0 * c * s, 2.0 * c * g + s * s, 2.0 * s * s
+    kx, ky, kz = k * x, k * y, k * z
+    hx, hy, hz = h * x, h * y, h * z
+    m = (
+        *(kx * x + d, kx * y + hz, kx * z - hy),
+        *(ky * x - hz, ky * y + d, ky * z + hx),
+        *(kz * x + hy, kz * y - hx, kz * z + d),
+    )
+    return (c, s * x, s * y, s * z), m
 
 
-def _log(q: NDArray[np.float64]) -> NDArray[np.float64]:
-    """RQ vectors (n, 3) of the quaternions (n, 4) with ``|v| <= pi`` (``quat_to_rq``), in
-    ``math`` (a chain's few joints)."""
-    out: list[float] = []
-    for w, x, y, z in q.tolist():
-        norm = math.sqrt(x * x + y * y + z * z)
-        f = math.copysign(2.0 * math.atan2(norm, abs(w)) / max(norm, 1e-300), w)
-        out += x * f, y * f, z * f
-    return np.array(out).reshape(len(q), 3)
+def _log(w: float, x: float, y: float, z: float) -> _Vec:
+    """The RQ vector with ``|v| <= pi`` of a unit quaternion (``quat_to_rq``)."""
+    norm = math.sqrt(x * x + y * y + z * z)
+    f = math.copysign(2.0 * math.atan2(norm, abs(w)) / max(norm, 1e-300), w)
+    return x * f, y * f, z * f
 
 
-def _log_jacobian(delta: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``A(delta)`` (n, 3, 3) with ``d delta/dt = A omega`` for a body-frame angular velocity.
+def _log_jacobian(x: float, y: float, z: float) -> _Mat:
+    """``A(delta)`` with ``d delta/dt = A omega`` for a body-frame angular velocity.
 
     ``rq_velocity(delta, omega, "local") = a omega + (delta x omega)/2 + b (delta . omega)
     delta`` as a matrix, ``b = (1 - (theta/2) cot(theta/2)) / theta^2``, ``a = 1 - b theta^2``
-    (tested equal). As in `_factor_kernel`, in ``math``, and ``b``'s cancellation costs
-    nothing where it enters (``b delta delta^T``, ``b theta^2``); below ``_TINY`` its series'
-    first two terms.
+    (tested equal). As in `_factor`, ``b``'s cancellation costs nothing where it enters
+    (``b delta delta^T``, ``b theta^2``); below ``_TINY`` its series' first two terms.
     """
-    out: list[float] = []
-    for x, y, z in delta.tolist():
-        t2 = x * x + y * y + z * z
-        th = math.sqrt(t2)
-        if th < _TINY:
-            b = 1.0 / 12.0 + t2 / 720.0
-        else:
-            b = (1.0 - 0.5 * th / math.tan(0.5 * th)) / t2
-        a = 1.0 - b * t2
-        bx, by, bz = b * x, b * y, b * z
-        hx, hy, hz = 0.5 * x, 0.5 * y, 0.5 * z  # [delta]x / 2
-        out += (bx * x + a, bx * y - hz, bx * z + hy)
-        out += (by * x + hz, by * y + a, by * z - hx)
-        out += (bz * x - hy, bz * y + hx, bz * z + a)
-    return np.array(out).reshape(len(delta), 3, 3)
+    t2 = x * x + y * y + z * z
+    th = math.sqrt(t2)
+    if th < _TINY:
+        b = 1.0 / 12.0 + t2 / 720.0
+    else:
+        b = (1.0 - 0.5 * th / math.tan(0.5 * th)) / t2
+    a = 1.0 - b * t2
+    bx, by, bz = b * x, b * y, b * z
+    hx, hy, hz = 0.5 * x, 0.5 * y, 0.5 * z  # [delta]x / 2
+    return (
+        *(bx * x + a, bx * y - hz, bx * z + hy),
+        *(by * x + hz, by * y + a, by * z - hx),
+        *(bz * x - hy, bz * y + hx, bz * z + a),
+    )
 
 
-def _inverses(m: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Inverses (n, 3, 3) of a chain's few 3x3 matrices (n, 3, 3), by their adjugates in
-    Python floats (``np.linalg.inv``'s wrapper costs more than the arithmetic here). The
-    matrices are the frames' linear parts (rotations times the bones' scales), far from
-    singular; a singular one raises ``ZeroDivisionError``."""
-    out: list[float] = []
-    for (a, b, c), (d, e, f), (g, h, i) in m.tolist():
-        c0, c1, c2 = e * i - f * h, f * g - d * i, d * h - e * g  # cofactors of row 0
-        r = 1.0 / (a * c0 + b * c1 + c * c2)
-        out += c0 * r, (c * h - b * i) * r, (b * f - c * e) * r
-        out += c1 * r, (a * i - c * g) * r, (c * d - a * f) * r
-        out += c2 * r, (b * g - a * h) * r, (a * e - b * d) * r
-    return np.array(out).reshape(len(m), 3, 3)
+def _inverse(m: _Mat) -> _Mat:
+    """The inverse of a 3x3 matrix by its adjugate. The matrices are the frames' linear parts
+    (rotations times the bones' scales), far from singular; a singular one raises
+    ``ZeroDivisionError``."""
+    a, b, c, d, e, f, g, h, i = m
+    c0, c1, c2 = e * i - f * h, f * g - d * i, d * h - e * g  # cofactors of row 0
+    r = 1.0 / (a * c0 + b * c1 + c * c2)
+    return (
+        *(c0 * r, (c * h - b * i) * r, (b * f - c * e) * r),
+        *(c1 * r, (a * i - c * g) * r, (c * d - a * f) * r),
+        *(c2 * r, (b * g - a * h) * r, (a * e - b * d) * r),
+    )
 
 
-# Elementary rotations per joint: each joint's rotation is R = R_f2 @ R_f1 @ R_f0 (factor 0
-# acts first) with factor f the RQ vector S_f @ p. Unused factors have S = 0 (the identity).
+def _matmul(a: _Mat, b: _Mat) -> _Mat:
+    """``a @ b`` of two 3x3 matrices."""
+    a0, a1, a2, a3, a4, a5, a6, a7, a8 = a
+    b0, b1, b2, b3, b4, b5, b6, b7, b8 = b
+    return (
+        *(a0 * b0 + a1 * b3 + a2 * b6, a0 * b1 + a1 * b4 + a2 * b7, a0 * b2 + a1 * b5 + a2 * b8),
+        *(a3 * b0 + a4 * b3 + a5 * b6, a3 * b1 + a4 * b4 + a5 * b7, a3 * b2 + a4 * b5 + a5 * b8),
+        *(a6 * b0 + a7 * b3 + a8 * b6, a6 * b1 + a7 * b4 + a8 * b7, a6 * b2 + a7 * b5 + a8 * b8),
+    )
 
 
-def _axis(k: int, param: int) -> NDArray[np.float64]:
-    """Selection putting parameter ``param`` on axis ``k`` of an RQ vector."""
-    s = np.zeros((3, 3))
-    s[k, param] = 1.0
-    return s
+def _apply(m: _Mat, x: float, y: float, z: float) -> _Vec:
+    """``m @ (x, y, z)``."""
+    return (
+        m[0] * x + m[1] * y + m[2] * z,
+        m[3] * x + m[4] * y + m[5] * z,
+        m[6] * x + m[7] * y + m[8] * z,
+    )
 
 
-_SWING = np.zeros((3, 3))
-_SWING[0, 0] = 1.0  # v_x = swing x
-_SWING[2, 1] = 1.0  # v_z = swing z
+def _rotate_back(q: _Quat, x: float, y: float, z: float) -> _Vec:
+    """``R(q)^T (x, y, z)`` of a unit quaternion ``q = (w, u)``: ``x - 2 w (u x x) + 2 u x (u x
+    x)``."""
+    w, ux, uy, uz = q
+    tx, ty, tz = uy * z - uz * y, uz * x - ux * z, ux * y - uy * x
+    return (
+        x - 2.0 * (w * tx - uy * tz + uz * ty),
+        y - 2.0 * (w * ty - uz * tx + ux * tz),
+        z - 2.0 * (w * tz - ux * ty + uy * tx),
+    )
 
 
-def _selection(kind: str, order: str) -> NDArray[np.float64]:
-    """The factors' selections (3 factors, 3, 3) of a joint kind (and Euler order)."""
+def _quat_matrix(q: _Quat) -> _Mat:
+    """The rotation matrix of a unit quaternion (``quat_to_matrix``)."""
+    w, x, y, z = q
+    xx, yy, zz = x * x, y * y, z * z
+    xy, xz, yz, wx, wy, wz = x * y, x * z, y * z, w * x, w * y, w * z
+    return (
+        *(1.0 - 2.0 * (yy + zz), 2.0 * (xy - wz), 2.0 * (xz + wy)),
+        *(2.0 * (xy + wz), 1.0 - 2.0 * (xx + zz), 2.0 * (yz - wx)),
+        *(2.0 * (xz - wy), 2.0 * (yz + wx), 1.0 - 2.0 * (xx + yy)),
+    )
+
+
+# Elementary rotations per joint: each joint's rotation is the product of its factors', the
+# first acting first. A factor is the RQ vector whose components ``axis`` are the joint's
+# parameters ``param``: a tuple of ``(axis, param)`` pairs.
+_Factor = tuple[tuple[int, int], ...]
+
+
+def _factors(kind: str, order: str) -> tuple[_Factor, ...]:
+    """The factors of a joint kind (and Euler order), the first acting first."""
     if kind == "rq":
-        return np.stack([_E, _Z, _Z])
-    if kind == "swing_twist":  # twist (0, t, 0) first, then the swing (x, 0, z)
-        return np.stack([_axis(1, 2), _SWING, _Z])
-    return np.stack([_axis("XYZ".index(c), "XYZ".index(c)) for c in order])
+        return (((0, 0), (1, 1), (2, 2)),)
+    if kind == "swing_twist":  # the twist (0, t, 0) first, then the swing (x, 0, z)
+        return (((1, 2),), ((0, 0), (2, 1)))
+    return tuple((("XYZ".index(c), "XYZ".index(c)),) for c in order)
 
 
-_SELECTIONS: dict[tuple[str, str], NDArray[np.float64]] = {
-    (kind, order): _selection(kind, order) for kind in KINDS for order in EULER_ORDERS
-}
+def _joint_rotation(
+    factors: tuple[_Factor, ...], params: list[float], jacobians: bool
+) -> tuple[_Quat, list[_Vec]]:
+    """A joint's quaternion and, with ``jacobians``, its body angular velocities: per
+    parameter ``c``, ``w_c`` with ``R^T dR/dp_c = [w_c]x``.
+
+    With ``R = R_2 R_1 R_0`` (factor 0 first), a parameter of factor ``f`` turns by its
+    factor's ``omega`` (`_factor`) seen through the factors before: ``w_c = (R_(f-1) ...
+    R_0)^T omega``. A factor about one axis turns about that axis (``omega`` its unit vector).
+    """
+    qw, qx, qy, qz = 1.0, 0.0, 0.0, 0.0
+    w: list[_Vec] = [(0.0, 0.0, 0.0)] * 3
+    for number, factor in enumerate(factors):
+        if len(factor) == 1:
+            ((axis, c),) = factor
+            half = 0.5 * params[c]
+            f = [0.0, 0.0, 0.0]
+            f[axis] = math.sin(half)
+            fw, (fx, fy, fz) = math.cos(half), f
+            turns = [(c, (float(axis == 0), float(axis == 1), float(axis == 2)))]
+        else:
+            v = [0.0, 0.0, 0.0]
+            for axis, c in factor:
+                v[axis] = params[c]
+            (fw, fx, fy, fz), m = _factor(*v)
+            turns = [(c, (m[axis], m[3 + axis], m[6 + axis])) for axis, c in factor]
+        if jacobians:
+            for c, omega in turns:
+                w[c] = _rotate_back((qw, qx, qy, qz), *omega) if number else omega
+        qw, qx, qy, qz = (  # the factor times the rotation so far
+            fw * qw - fx * qx - fy * qy - fz * qz,
+            fw * qx + qw * fx + fy * qz - fz * qy,
+            fw * qy + qw * fy + fz * qx - fx * qz,
+            fw * qz + qw * fz + fx * qy - fy * qx,
+        )
+    return (qw, qx, qy, qz), w
 
 
 @dataclass(frozen=True, eq=False)
@@ -397,8 +431,7 @@ class _Layout:
     def __init__(self, key: tuple[tuple[str, str, tuple[bool, ...], tuple, tuple], ...]) -> None:
         n = len(key)
         self.n = n
-        self.sel = np.stack([_SELECTIONS[kind, order] for kind, order, *_ in key])
-        self.sel2 = 2.0 * self.sel.reshape(3 * n, 3, 3)  # 2 S_f per factor
+        self.factors = [_factors(kind, order) for kind, order, *_ in key]
         lower = np.full((n, 3), -np.inf)
         upper = np.full((n, 3), np.inf)
         ellipse = np.zeros((n, 2))  # semi-axes where both are positive, else 0
@@ -439,7 +472,11 @@ class _Layout:
         # `reach_curvature`'s weights (3n, 3n) of the entry (a, b), a of joint i, b of joint j:
         # 1 where its formula is exact in that order (j > i, or j = i and a's factor acts after
         # b's), 1/2 within a factor, 0 else (the transpose has it)
-        factor = np.argmax(np.abs(self.sel).sum(axis=2), axis=1)  # (n, 3): each one's factor
+        factor = np.zeros((n, 3), dtype=int)  # each parameter's factor
+        for i, factors in enumerate(self.factors):
+            for number, pairs in enumerate(factors):
+                for _, c in pairs:
+                    factor[i, c] = number
         order = (np.arange(n)[:, None] * 3 + (2 - factor)).ravel()  # proximal first
         later = order[None, :] - order[:, None]
         self.curvature_weights = np.where(later > 0, 1.0, np.where(later == 0, 0.5, 0.0))
@@ -461,7 +498,7 @@ class _Chain:
     """The chain's constant arrays, validated, and its kinematics.
 
     The arrays its joints' kinds and limits fix come from the shared `_Layout` (read-only):
-    ``n``, ``sel``, ``sel2``, ``lower``, ``upper``, ``ellipse``, ``identity``,
+    ``n``, ``factors``, ``lower``, ``upper``, ``ellipse``, ``identity``,
     ``joint_index``, ``has_ellipse``, ``ellipses``, ``fixed``, ``free``, ``box``,
     ``free_basis``, ``curvature_weights``, ``free_rq``, ``free_rq_joints``.
     """
@@ -478,20 +515,24 @@ class _Chain:
             tuple((j.kind, j.euler_order, j.locks, j.swing_limit, j.twist_limit) for j in joints)
         )
         self.n = layout.n
-        self.sel, self.sel2 = layout.sel, layout.sel2
+        self.factors = layout.factors
         self.lower, self.upper, self.ellipse = layout.lower, layout.upper, layout.ellipse
         self.identity, self.joint_index = layout.identity, layout.joint_index
         self.has_ellipse, self.ellipses = layout.has_ellipse, layout.ellipses
         self.fixed, self.curvature_weights = layout.fixed, layout.curvature_weights
         self.free, self.box, self.free_basis = layout.free, layout.box, layout.free_basis
         self.free_rq, self.free_rq_joints = layout.free_rq, layout.free_rq_joints
-        self.offsets = np.stack([j.offset for j in joints])
-        self.tip = tip
-        self.target = target
+        # each offset's linear part (row-major) and translation
+        self.offsets: list[tuple[_Mat, _Vec]] = [
+            (tuple(o[:3, :3].ravel().tolist()), tuple(o[:3, 3].tolist()))
+            for o in (np.asarray(j.offset) for j in joints)
+        ]
+        self.tip: _Vec = tuple(tip.tolist())
+        self.target: _Vec = tuple(target.tolist())
         self.target_rotation = target_rotation
         self.orientation_weight = orientation_weight
         self.scale = 1.0
-        self.q0_inv: NDArray[np.float64] | None = None  # the start's inverse, see start()
+        self.q0_inv: list[_Quat] | None = None  # the start's inverses, see start()
 
     def start(self, p: NDArray[np.float64]) -> _State:
         """Make ``p`` (n, 3) the pose the angles are measured from; measure the chain's length
@@ -532,66 +573,107 @@ class _Chain:
     # -- kinematics -----------------------------------------------------------------------
 
     def evaluate(self, p: NDArray[np.float64], jacobians: bool) -> _State:
-        """Residuals (and with ``jacobians`` their Jacobians) at ``p`` (n, 3)."""
-        n = self.n
-        v = (self.sel @ p[:, None, :, None]).reshape(3 * n, 3)
-        qf, jq = _factor_kernel(v, jacobians)
-        drdq = (qf @ _DRDQ_BY_Q).reshape(3 * n, 4, 9)  # dR/dq_a (flattened 3x3)
-        rf = (0.5 * (qf[:, None, :] @ drdq)).reshape(n, 3, 3, 3)
-        qf = qf.reshape(n, 3, 4)
-        q = _hamilton(qf[:, 2], _hamilton(qf[:, 1], qf[:, 0]))
-        if self.q0_inv is None:
-            self.q0_inv = q * (1.0, -1.0, -1.0, -1.0)
-        q_rel = _hamilton(self.q0_inv, q)
-        r10 = rf[:, 1] @ rf[:, 0]
-        rot = rf[:, 2] @ r10
-        # forward: the frames before each rotation, then the one after the last
-        local = self.offsets.copy()  # O_i @ [[R_i, 0], [0, 1]]
-        local[:, :, :3] = self.offsets[:, :, :3] @ rot
-        frames = np.empty((n, 4, 4))
-        frames[0] = local[0]
-        for i in range(1, n):
-            np.matmul(frames[i - 1], local[i], out=frames[i])
-        frame = frames[n - 1]
-        pre = np.empty((n, 4, 4))
-        pre[0] = self.offsets[0]
-        pre[1:] = frames[:-1] @ self.offsets[1:]
-        end = frame[:3, :3] @ self.tip + frame[:3, 3]
-        r1 = (end - self.target) / self.scale
+        """Residuals (and with ``jacobians`` their Jacobians) at ``p`` (n, 3).
+
+        In Python floats (see `_factor`), the arrays built once at the end.
+        """
+        n, scale = self.n, self.scale
+        rows = p.tolist()
+        first = self.q0_inv is None  # then the rotations at p are the start's
+        q0_inv: list[_Quat] = [] if self.q0_inv is None else self.q0_inv
+        deltas: list[_Vec] = []
+        omegas: list[list[_Vec]] = []  # per joint, per parameter: w (body frame)
+        glin: list[_Mat] = []  # per joint: its rotated frame's world linear part
+        pivots: list[_Vec] = []  # and its translation
+        for i in range(n):
+            q, w = _joint_rotation(self.factors[i], rows[i], jacobians)
+            if first:
+                q0_inv.append((q[0], -q[1], -q[2], -q[3]))
+            aw, ax, ay, az = q0_inv[i]
+            qw, qx, qy, qz = q
+            deltas.append(
+                _log(
+                    aw * qw - ax * qx - ay * qy - az * qz,
+                    aw * qx + qw * ax + ay * qz - az * qy,
+                    aw * qy + qw * ay + az * qx - ax * qz,
+                    aw * qz + qw * az + ax * qy - ay * qx,
+                )
+            )
+            omegas.append(w)
+            # F_i = F_(i-1) @ O_i @ [[R_i, 0], [0, 1]]: the frame before the rotation, then G_i
+            linear, (tx, ty, tz) = self.offsets[i]
+            if i:
+                (bx, by, bz), before = pivots[-1], glin[-1]
+                ox, oy, oz = _apply(before, tx, ty, tz)
+                tx, ty, tz = ox + bx, oy + by, oz + bz
+                linear = _matmul(before, linear)
+            pivots.append((tx, ty, tz))
+            glin.append(_matmul(linear, _quat_matrix(q)))
+        if first:
+            self.q0_inv = q0_inv
+        frame, (tx, ty, tz) = glin[-1], pivots[-1]
+        ex, ey, ez = _apply(frame, *self.tip)
+        ex, ey, ez = ex + tx, ey + ty, ez + tz
+        gx, gy, gz = self.target
+        rx, ry, rz = (ex - gx) / scale, (ey - gy) / scale, (ez - gz) / scale
+        linear_a = np.array(frame).reshape(3, 3)
+        r1 = np.array((rx, ry, rz))
+        e1 = math.sqrt(rx * rx + ry * ry + rz * rz)
         if self.target_rotation is not None:
-            rows = self.orientation_weight * (frame[:3, :3] - self.target_rotation).ravel()
-            r1 = np.concatenate([r1, rows])
-        state = _State(p, end, frame[:3, :3], pre[:, :3, 3], r1, _log(q_rel))
-        if jq is None:  # not jacobians
+            rows_r = self.orientation_weight * (linear_a - self.target_rotation).ravel()
+            r1 = np.concatenate([r1, rows_r])
+            e1 = math.sqrt(r1 @ r1)
+        state = _State(
+            p,
+            np.array((ex, ey, ez)),
+            linear_a,
+            np.array(pivots),
+            r1,
+            e1,
+            np.array(deltas),
+            sum(x * x for d in deltas for x in d),
+        )
+        if not jacobians:
             return state
-        # body angular velocities: factor f's, 2 vec(conj(q_f) dq_f/dv), per parameter
-        conj = qf.reshape(3 * n, 4) @ _CONJUGATE_LEFT
-        wf = (conj.reshape(3 * n, 4, 4)[:, 1:] @ jq) @ self.sel2  # (3n, 3, c), times 2
-        wf = wf.reshape(n, 3, 3, 3)
-        # the joint's, R^T dR/dp_c = [w_c]x: w = w_0 + R_0^T w_1 + (R_1 R_0)^T w_2
-        rf0_t = np.swapaxes(rf[:, 0], 1, 2)
-        w = wf[:, 0] + rf0_t @ wf[:, 1] + np.swapaxes(r10, 1, 2) @ wf[:, 2]  # (n, 3, c)
         # the end effector (x) in each joint's rotated frame, whose world linear part is G:
-        # d end/dp_c = G (w_c x x) = -G [x]x w_c
-        glin = frames[:, :3, :3]  # pre[:, :3, :3] @ rot
-        ginv = _inverses(glin)
-        x = (ginv @ (end - pre[:, :3, 3])[:, :, None])[:, :, 0]
-        cross_x = (x @ _HALF_CROSS).reshape(n, 3, 3)  # [x]x / 2
-        position = (glin @ cross_x @ w) * (-2.0 / self.scale)  # (n, 3 rows, c)
-        j1 = np.swapaxes(position, 0, 1).reshape(3, 3 * n)
+        # d end/dp_c = G (w_c x x); the angles: d delta/dp_c = A(delta) w_c (block i of J2)
+        rows1: tuple[list[float], list[float], list[float]] = ([], [], [])
+        ginv: list[_Mat] = []
+        xs: list[_Vec] = []
+        blocks: list[float] = []
+        for g, (bx, by, bz), w, delta in zip(glin, pivots, omegas, deltas, strict=True):
+            h = _inverse(g)
+            ginv.append(h)
+            x0, x1, x2 = _apply(h, ex - bx, ey - by, ez - bz)
+            xs.append((x0, x1, x2))
+            for w0, w1, w2 in w:
+                jx, jy, jz = _apply(g, w1 * x2 - w2 * x1, w2 * x0 - w0 * x2, w0 * x1 - w1 * x0)
+                rows1[0].append(jx / scale)
+                rows1[1].append(jy / scale)
+                rows1[2].append(jz / scale)
+            a = _log_jacobian(*delta)
+            (w00, w01, w02), (w10, w11, w12), (w20, w21, w22) = w  # w[c][k]
+            for r in (0, 3, 6):
+                a0, a1, a2 = a[r], a[r + 1], a[r + 2]
+                blocks += (
+                    a0 * w00 + a1 * w01 + a2 * w02,
+                    a0 * w10 + a1 * w11 + a2 * w12,
+                    a0 * w20 + a1 * w21 + a2 * w22,
+                )
+        state.glin = np.array(glin).reshape(n, 3, 3)
+        state.ginv = np.array(ginv).reshape(n, 3, 3)
+        state.omega = np.array(omegas)  # (n, c, 3)
+        state.x = np.array(xs)
+        j1 = np.array(rows1)
         if self.target_rotation is not None:  # d F/dp_c = G [w_c]x G^-1 F
-            wx = (np.swapaxes(w, 1, 2) @ _HALF_CROSS).reshape(n, 3, 3, 3)  # [w_c]x / 2
-            below = ginv @ frame[:3, :3]
-            dframe = (2.0 * self.orientation_weight) * (glin[:, None] @ wx @ below[:, None])
+            wx = (state.omega @ _HALF_CROSS).reshape(n, 3, 3, 3)  # [w_c]x / 2
+            below = state.ginv @ linear_a
+            dframe = (2.0 * self.orientation_weight) * (state.glin[:, None] @ wx @ below[:, None])
             j1 = np.concatenate([j1, dframe.reshape(3 * n, 9).T])
         state.j1 = j1
-        # the angles: d delta/dp_c = A(delta) w_c; block i of J2, column c: A(delta_i) w_ic
-        blocks = _log_jacobian(state.delta) @ w  # (n, 3, c)
         j2 = np.zeros((n, 3, n, 3))
-        j2[self.joint_index, :, self.joint_index, :] = blocks
+        j2[self.joint_index, :, self.joint_index, :] = np.array(blocks).reshape(n, 3, 3)
         state.j2 = j2.reshape(3 * n, 3 * n)
-        state.omega, state.x, state.ginv = np.swapaxes(w, 1, 2), x, ginv
-        state.glin = glin
         return state
 
     def reach_curvature(
@@ -643,13 +725,14 @@ class _State:
         linear: NDArray[np.float64],
         pivots: NDArray[np.float64],
         r1: NDArray[np.float64],
+        e1: float,
         delta: NDArray[np.float64],
+        e2: float,
     ) -> None:
         self.p, self.end, self.linear, self.pivots = p, end, linear, pivots
         self.r1, self.delta = r1, delta
-        self.e1 = math.sqrt(r1 @ r1)  # the reach's residual, in chain lengths
-        flat = delta.ravel()
-        self.e2 = float(flat @ flat)  # the sum of squared joint angles from the start
+        self.e1 = e1  # |r1|: the reach's residual, in chain lengths
+        self.e2 = e2  # |delta|^2: the sum of squared joint angles from the start
         self.j1: NDArray[np.float64]
         self.j2: NDArray[np.float64]
         self.omega: NDArray[np.float64]  # (n, 3, 3): per joint, per parameter, w (body frame)

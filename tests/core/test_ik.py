@@ -90,21 +90,33 @@ def start_of(joints):
 @pytest.mark.parametrize(
     "angle", [0.0, 1e-12, 1e-6, 5e-3, 0.01, 0.2, 0.25, 0.3, 1.0, 3.0, 6.0, 9.0]
 )
-def test_factor_kernel_matches_rq_to_quat_and_its_jacobian(rng, angle):
+def test_factor_matches_rq_to_quat_and_its_jacobian(rng, angle):
+    """`_factor`'s quaternion is ``rq_to_quat``'s; its matrix maps ``dv`` to the body angular
+    velocity ``2 vec(conj(q) dq)`` of ``rq_quat_jacobian``'s ``dq``."""
     v = random_unit(rng, 5) * angle
-    q, jac = ik_module._factor_kernel(v, True)
-    np.testing.assert_allclose(q, rq.rq_to_quat(v), rtol=0, atol=4e-16)
-    np.testing.assert_allclose(jac, rq.rq_quat_jacobian(v), rtol=0, atol=4e-16)
+    q = rq.rq_to_quat(v)
+    jac = rq.rq_quat_jacobian(v)  # (5, 4, 3)
+    for k in range(5):
+        got_q, m = ik_module._factor(*v[k].tolist())
+        np.testing.assert_allclose(got_q, q[k], rtol=0, atol=4e-16)
+        w, u = q[k, 0], q[k, 1:]
+        dw, du = jac[k, 0], jac[k, 1:]  # (3,), (3, 3): columns j
+        expected = 2.0 * (w * du - np.outer(u, dw) - np.cross(u, du, axis=0))
+        np.testing.assert_allclose(np.reshape(m, (3, 3)), expected, rtol=0, atol=4e-15)
 
 
 @pytest.mark.parametrize("angle", [0.0, 1e-12, 1e-6, 0.2, 0.25, 0.3, 1.0, 3.0, math.pi])
 def test_log_and_its_jacobian_match_quat_to_rq_and_rq_velocity(rng, angle):
     delta = random_unit(rng, 5) * angle
     q = rq.rq_to_quat(delta)
-    np.testing.assert_allclose(ik_module._log(q), rq.quat_to_rq(q), rtol=0, atol=1e-15)
+    got = [ik_module._log(*row) for row in q.tolist()]
+    np.testing.assert_allclose(got, rq.quat_to_rq(q), rtol=0, atol=1e-15)
     omega = rng.normal(size=(5, 3))
     expected = rq.rq_velocity(delta, omega, frame="local")
-    got = np.einsum("nij,nj->ni", ik_module._log_jacobian(delta), omega)
+    got = [
+        np.reshape(ik_module._log_jacobian(*d), (3, 3)) @ w
+        for d, w in zip(delta.tolist(), omega, strict=True)
+    ]
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-14)
 
 
@@ -654,15 +666,15 @@ def test_multipliers_are_the_least_squares_ones(rng):
     np.testing.assert_array_equal(got, lstsq(with_orientation, g))
 
 
-def test_inverses_match_numpy(rng):
-    """`_inverses` (adjugates in Python floats) against ``np.linalg.inv`` on rotations times
+def test_inverse_matches_numpy(rng):
+    """`_inverse` (the adjugate in Python floats) against ``np.linalg.inv`` on rotations times
     scales and on general matrices."""
     rotations = Rotation.random(8, random_state=1).as_matrix()
     scaled = rotations * rng.uniform(0.01, 100.0, (8, 1, 3))
     general = rng.normal(size=(8, 3, 3))
     for m in (rotations, scaled, general):
         expected = np.linalg.inv(m)
-        got = ik_module._inverses(m)
+        got = [np.reshape(ik_module._inverse(tuple(x.ravel().tolist())), (3, 3)) for x in m]
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12 * np.abs(expected).max())
 
 
