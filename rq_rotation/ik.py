@@ -1094,6 +1094,53 @@ def _bfgs(
     return model + np.outer(y, y) / sy - np.outer(bs, bs) / sbs
 
 
+#: Matrices up to this size are factorized in Python floats (`_cholesky`); numpy's wrappers
+#: cost more than the arithmetic below it (a Cholesky factorization of ``k`` rows takes about
+#: ``k^3 / 6`` multiplications).
+SMALL = 8
+
+
+def _cholesky(rows: list[list[float]], shift: float, floor: float) -> list[list[float]] | None:
+    """The lower Cholesky factor (rows) of ``rows - shift I`` (symmetric; only the lower
+    triangle is read), or None when a pivot is not above ``floor`` (not positive definite for
+    ``floor = 0``). Plain loops: generators cost more than the arithmetic on a few rows."""
+    factor: list[list[float]] = []
+    for i, row in enumerate(rows):
+        li: list[float] = []
+        for j in range(i):
+            lj = factor[j]
+            acc = row[j]
+            for m in range(j):
+                acc -= li[m] * lj[m]
+            li.append(acc / lj[j])
+        pivot = row[i] - shift
+        for a in li:
+            pivot -= a * a
+        if not pivot > floor:
+            return None
+        li.append(math.sqrt(pivot))
+        factor.append(li)
+    return factor
+
+
+def _cholesky_solve(factor: list[list[float]], rhs: list[float]) -> list[float]:
+    """``x`` with ``L L^T x = rhs`` for a lower Cholesky factor ``L`` (rows, `_cholesky`)."""
+    k = len(rhs)
+    y = rhs[:]
+    for i in range(k):
+        li = factor[i]
+        acc = y[i]
+        for m in range(i):
+            acc -= li[m] * y[m]
+        y[i] = acc / li[i]
+    for i in range(k - 1, -1, -1):
+        acc = y[i]
+        for m in range(i + 1, k):
+            acc -= factor[m][i] * y[m]
+        y[i] = acc / factor[i][i]
+    return y
+
+
 def _solve_positive(
     matrix: NDArray[np.float64], rhs: NDArray[np.float64], floor: float
 ) -> NDArray[np.float64]:
@@ -1103,8 +1150,17 @@ def _solve_positive(
     factorization of ``matrix`` minus a floor at least as high (``1e-12`` of the trace, which
     bounds the largest eigenvalue of a positive definite matrix) proves that no shift is due
     at a fraction of the eigenvalues' cost (a fifth on 30 parameters, where OpenBLAS also
-    threads the eigensolver).
+    threads the eigensolver). Up to `SMALL` rows both factorizations and the solve are in
+    Python floats (`_cholesky`): a 3-joint chain's few rows cost numpy's wrappers more than
+    the arithmetic.
     """
+    if len(matrix) <= SMALL:
+        rows = matrix.tolist()
+        high = max(floor, 1e-12 * abs(sum(row[i] for i, row in enumerate(rows))), 1e-300)
+        if _cholesky(rows, high, 0.0) is not None:
+            factor = _cholesky(rows, 0.0, 0.0)
+            if factor is not None:
+                return np.array(_cholesky_solve(factor, rhs.tolist()))
     high = max(floor, 1e-12 * abs(float(np.trace(matrix))), 1e-300)
     lowered = matrix.copy()
     lowered.flat[:: len(matrix) + 1] -= high
@@ -1183,26 +1239,10 @@ def _multipliers(j1: NDArray[np.float64], gradient: NDArray[np.float64]) -> NDAr
     Jacobians: a straight chain).
     """
     if len(j1) == 3:
-        (a00, a01, a02), (_, a11, a12), (_, _, a22) = (j1 @ j1.T).tolist()
-        b0, b1, b2 = (j1 @ gradient).tolist()
-        floor = 1e-12 * (a00 + a11 + a22)
-        if a00 > floor:
-            l00 = math.sqrt(a00)
-            l10, l20 = a01 / l00, a02 / l00
-            d11 = a11 - l10 * l10
-            if d11 > floor:
-                l11 = math.sqrt(d11)
-                l21 = (a12 - l20 * l10) / l11
-                d22 = a22 - l20 * l20 - l21 * l21
-                if d22 > floor:
-                    l22 = math.sqrt(d22)
-                    y0 = b0 / l00  # L y = b, then L^T x = y; lambda = -x
-                    y1 = (b1 - l10 * y0) / l11
-                    y2 = (b2 - l20 * y0 - l21 * y1) / l22
-                    x2 = y2 / l22
-                    x1 = (y1 - l21 * x2) / l11
-                    x0 = (y0 - l10 * x1 - l20 * x2) / l00
-                    return np.array([-x0, -x1, -x2])
+        rows = (j1 @ j1.T).tolist()
+        factor = _cholesky(rows, 0.0, 1e-12 * (rows[0][0] + rows[1][1] + rows[2][2]))
+        if factor is not None:
+            return -np.array(_cholesky_solve(factor, (j1 @ gradient).tolist()))
     result: NDArray[np.float64] = -np.linalg.lstsq(j1.T, gradient, rcond=None)[0]
     return result
 

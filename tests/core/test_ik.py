@@ -666,6 +666,24 @@ def test_multipliers_are_the_least_squares_ones(rng):
     np.testing.assert_array_equal(got, lstsq(with_orientation, g))
 
 
+def test_small_positive_solves_in_python_match_numpy(monkeypatch, rng):
+    """`_solve_positive` on matrices up to `SMALL` rows (Cholesky factorizations in Python
+    floats) gives numpy's solution, on positive definite matrices, on ones whose smallest
+    eigenvalue is below the floor (shifted up: the eigenvalues' path) and indefinite ones."""
+    cases = []
+    for k in range(1, ik_module.SMALL + 1):
+        for low in (2.0, 1e-3, 1e-5, -0.5):
+            q = np.linalg.qr(rng.normal(size=(k, k)))[0]
+            eigenvalues = rng.uniform(0.5, 3.0, k)
+            eigenvalues[0] = low
+            cases.append(((q * eigenvalues) @ q.T, rng.normal(size=k)))
+    got = [ik_module._solve_positive(m, b, 1e-3) for m, b in cases]
+    monkeypatch.setattr(ik_module, "SMALL", 0)
+    for (m, b), x in zip(cases, got, strict=True):
+        expected = ik_module._solve_positive(m, b, 1e-3)
+        np.testing.assert_allclose(x, expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max())
+
+
 def test_inverse_matches_numpy(rng):
     """`_inverse` (the adjugate in Python floats) against ``np.linalg.inv`` on rotations times
     scales and on general matrices."""
