@@ -1352,7 +1352,24 @@ def _solve(
         step = _bounded(step, (2.0 if reaching else 1.0) * MAX_STEP)
         iterations += 1
         if reaching:
-            trial = chain.evaluate(_advance(chain, state.p, step, held_box, held_ellipse), True)
+            # a curved step taken whole (no limit on its way or held, its angles' part not
+            # cut to sqrt(e1) > its length) after which the next one, from the same model,
+            # would be shorter than the angles' tolerance: this one is, or it shrank against
+            # the last curved step (sequential quadratic programming's steps contract
+            # superlinearly: the next is estimated at most length^2 / last). If it reaches,
+            # the angles have converged with the reach (it spares drags the last model and
+            # step: a fifth of their time), and the solve ends on it: it is evaluated without
+            # the Jacobians, which are taken only if it goes on
+            p = _advance(chain, state.p, step, held_box, held_ellipse)
+            converged = (
+                curved
+                and length * min(1.0, length / last) < STEP_TOLERANCE
+                and length <= math.sqrt(state.e1)
+                and not held_ellipse
+                and not held_box.any()
+                and np.array_equal(p.ravel(), state.p.ravel() + step)
+            )
+            trial = chain.evaluate(p, not converged)
             # the gain against the linear model's: a step that gains less than a tenth of it
             # is refused, the damping follows the ratio (a trust region's rule)
             linear = state.r1 + state.j1 @ step
@@ -1360,21 +1377,8 @@ def _solve(
             ratio = (state.e1**2 - trial.e1**2) / predicted if predicted > 0 else -1.0
             gain = state.e1 - trial.e1
             if gain > 0.0 and (ratio > 0.1 or slow):
-                # a curved step taken whole (no limit on its way or held, its angles' part not
-                # cut to sqrt(e1) > its length) after which the next one, from the same model,
-                # would be shorter than the angles' tolerance: this one is, or it shrank
-                # against the last curved step (sequential quadratic programming's steps
-                # contract superlinearly: the next is estimated at most length^2 / last).
-                # Once this one reaches, the angles have converged with the reach (it spares
-                # drags the last model and step: a fifth of their time)
-                converged = (
-                    curved
-                    and length * min(1.0, length / last) < STEP_TOLERANCE
-                    and length <= math.sqrt(state.e1)
-                    and not held_ellipse
-                    and not held_box.any()
-                    and np.array_equal(trial.p.ravel(), state.p.ravel() + step)
-                )
+                if converged and trial.e1 > min(REACH_TOLERANCE, 0.5 * state.e1):
+                    trial = chain.evaluate(trial.p, jacobians=True)  # it goes on (or BFGS)
                 last = length if curved else math.inf
                 # Fletcher and Xu's hybrid: Gauss-Newton while the reach falls fast, else BFGS
                 if trial.e1 > 0.5 * state.e1:
