@@ -616,18 +616,17 @@ class _Chain:
         ex, ey, ez = ex + tx, ey + ty, ez + tz
         gx, gy, gz = self.target
         rx, ry, rz = (ex - gx) / scale, (ey - gy) / scale, (ez - gz) / scale
-        linear_a = np.array(frame).reshape(3, 3)
         r1 = np.array((rx, ry, rz))
         e1 = math.sqrt(rx * rx + ry * ry + rz * rz)
         if self.target_rotation is not None:
-            rows_r = self.orientation_weight * (linear_a - self.target_rotation).ravel()
-            r1 = np.concatenate([r1, rows_r])
+            rows_r = self.orientation_weight * (np.reshape(frame, (3, 3)) - self.target_rotation)
+            r1 = np.concatenate([r1, rows_r.ravel()])
             e1 = math.sqrt(r1 @ r1)
         state = _State(
             p,
             np.array((ex, ey, ez)),
-            linear_a,
-            np.array(pivots),
+            frame,
+            pivots,
             r1,
             e1,
             np.array(deltas),
@@ -639,13 +638,11 @@ class _Chain:
         # d end/dp_c = G (w_c x x); the angles: d delta/dp_c = A(delta) w_c (block i of J2)
         rows1: tuple[list[float], list[float], list[float]] = ([], [], [])
         ginv: list[_Mat] = []
-        xs: list[_Vec] = []
         blocks: list[float] = []
         for g, (bx, by, bz), w, delta in zip(glin, pivots, omegas, deltas, strict=True):
             h = _inverse(g)
             ginv.append(h)
             x0, x1, x2 = _apply(h, ex - bx, ey - by, ez - bz)
-            xs.append((x0, x1, x2))
             for w0, w1, w2 in w:
                 jx, jy, jz = _apply(g, w1 * x2 - w2 * x1, w2 * x0 - w0 * x2, w0 * x1 - w1 * x0)
                 rows1[0].append(jx / scale)
@@ -663,11 +660,10 @@ class _Chain:
         state.glin = np.array(glin).reshape(n, 3, 3)
         state.ginv = np.array(ginv).reshape(n, 3, 3)
         state.omega = np.array(omegas)  # (n, c, 3)
-        state.x = np.array(xs)
         j1 = np.array(rows1)
         if self.target_rotation is not None:  # d F/dp_c = G [w_c]x G^-1 F
             wx = (state.omega @ _HALF_CROSS).reshape(n, 3, 3, 3)  # [w_c]x / 2
-            below = state.ginv @ linear_a
+            below = state.ginv @ np.reshape(frame, (3, 3))
             dframe = (2.0 * self.orientation_weight) * (state.glin[:, None] @ wx @ below[:, None])
             j1 = np.concatenate([j1, dframe.reshape(3 * n, 9).T])
         state.j1 = j1
@@ -699,7 +695,9 @@ class _Chain:
 
 
 class _State:
-    """Residuals at a point: ``r1`` the reach (normalized), ``delta`` the angles' vectors."""
+    """Residuals at a point: ``r1`` the reach (normalized), ``delta`` the angles' vectors;
+    ``linear`` the last frame's linear part (row-major) and ``pivots`` each joint's, in
+    Python floats."""
 
     __slots__ = (
         "delta",
@@ -715,15 +713,14 @@ class _State:
         "p",
         "pivots",
         "r1",
-        "x",
     )
 
     def __init__(
         self,
         p: NDArray[np.float64],
         end: NDArray[np.float64],
-        linear: NDArray[np.float64],
-        pivots: NDArray[np.float64],
+        linear: _Mat,
+        pivots: list[_Vec],
         r1: NDArray[np.float64],
         e1: float,
         delta: NDArray[np.float64],
@@ -736,7 +733,6 @@ class _State:
         self.j1: NDArray[np.float64]
         self.j2: NDArray[np.float64]
         self.omega: NDArray[np.float64]  # (n, 3, 3): per joint, per parameter, w (body frame)
-        self.x: NDArray[np.float64]  # (n, 3): the end effector in each joint's rotated frame
         self.glin: NDArray[np.float64]  # (n, 3, 3): each rotated frame's world linear part
         self.ginv: NDArray[np.float64]  # (n, 3, 3): its inverse
 
@@ -980,7 +976,7 @@ def solve_chain(
 
     rot_err = None
     if rot_target is not None:
-        rot_err = float(np.linalg.norm(state.linear - rot_target))
+        rot_err = float(np.linalg.norm(np.reshape(state.linear, (3, 3)) - rot_target))
     return IKResult(
         params=_output(chain, state.p, start),
         distance=float(np.linalg.norm(state.end - target_a)),
@@ -1023,7 +1019,7 @@ def chain_end(
 def _chain_length(state: _State) -> float:
     """Sum of the distances between consecutive pivots and from the last to the end effector
     (in Python floats: a chain has a handful of points)."""
-    points = [*state.pivots.tolist(), state.end.tolist()]
+    points = [*state.pivots, state.end.tolist()]
     return math.fsum(math.dist(a, b) for a, b in zip(points, points[1:], strict=False))
 
 
