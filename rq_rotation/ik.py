@@ -289,34 +289,40 @@ def _factors(kind: str, order: str) -> tuple[_Factor, ...]:
 
 
 def _joint_rotation(
-    factors: tuple[_Factor, ...], params: list[float], jacobians: bool
+    kind: str, factors: tuple[_Factor, ...], params: list[float]
 ) -> tuple[_Quat, list[_Vec]]:
-    """A joint's quaternion and, with ``jacobians``, its body angular velocities: per
-    parameter ``c``, ``w_c`` with ``R^T dR/dp_c = [w_c]x``.
+    """A joint's quaternion and its body angular velocities: per parameter ``c``, ``w_c`` with
+    ``R^T dR/dp_c = [w_c]x``.
 
     With ``R = R_2 R_1 R_0`` (factor 0 first), a parameter of factor ``f`` turns by its
-    factor's ``omega`` (`_factor`) seen through the factors before: ``w_c = (R_(f-1) ...
-    R_0)^T omega``. A factor about one axis turns about that axis (``omega`` its unit vector).
+    factor's ``omega`` seen through the factors before: ``w_c = (R_(f-1) ... R_0)^T omega``.
+    An RQ joint is one factor (``omega`` from `_factor`'s matrix); a swing/twist joint's twist
+    about Y turns about Y and its swing's ``omega`` (`_factor` of ``(x, 0, z)``) is seen
+    through the twist; an Euler joint's factors each turn about their axis.
     """
+    if kind == "rq":
+        q, m = _factor(*params)
+        return q, [(m[0], m[3], m[6]), (m[1], m[4], m[7]), (m[2], m[5], m[8])]
+    if kind == "swing_twist":  # the swing times the twist (0, sin(t/2), 0)
+        x, z, t = params
+        ct, st = math.cos(0.5 * t), math.sin(0.5 * t)
+        (sw, sx, _, sz), m = _factor(x, 0.0, z)
+        q = (sw * ct, ct * sx - st * sz, sw * st, ct * sz + st * sx)
+        c, s = ct * ct - st * st, 2.0 * st * ct  # R_twist^T (a, b, d) = (c a - s d, b, s a + c d)
+        return q, [
+            (c * m[0] - s * m[6], m[3], s * m[0] + c * m[6]),
+            (c * m[2] - s * m[8], m[5], s * m[2] + c * m[8]),
+            (0.0, 1.0, 0.0),
+        ]
     qw, qx, qy, qz = 1.0, 0.0, 0.0, 0.0
     w: list[_Vec] = [(0.0, 0.0, 0.0)] * 3
-    for number, factor in enumerate(factors):
-        if len(factor) == 1:
-            ((axis, c),) = factor
-            half = 0.5 * params[c]
-            f = [0.0, 0.0, 0.0]
-            f[axis] = math.sin(half)
-            fw, (fx, fy, fz) = math.cos(half), f
-            turns = [(c, (float(axis == 0), float(axis == 1), float(axis == 2)))]
-        else:
-            v = [0.0, 0.0, 0.0]
-            for axis, c in factor:
-                v[axis] = params[c]
-            (fw, fx, fy, fz), m = _factor(*v)
-            turns = [(c, (m[axis], m[3 + axis], m[6 + axis])) for axis, c in factor]
-        if jacobians:
-            for c, omega in turns:
-                w[c] = _rotate_back((qw, qx, qy, qz), *omega) if number else omega
+    for ((axis, c),) in factors:  # Euler: one angle per factor, about its axis
+        omega = (float(axis == 0), float(axis == 1), float(axis == 2))
+        w[c] = _rotate_back((qw, qx, qy, qz), *omega)
+        half = 0.5 * params[c]
+        f = [0.0, 0.0, 0.0]
+        f[axis] = math.sin(half)
+        fw, (fx, fy, fz) = math.cos(half), f
         qw, qx, qy, qz = (  # the factor times the rotation so far
             fw * qw - fx * qx - fy * qy - fz * qz,
             fw * qx + qw * fx + fy * qz - fz * qy,
@@ -431,6 +437,7 @@ class _Layout:
     def __init__(self, key: tuple[tuple[str, str, tuple[bool, ...], tuple, tuple], ...]) -> None:
         n = len(key)
         self.n = n
+        self.kinds = [kind for kind, *_ in key]
         self.factors = [_factors(kind, order) for kind, order, *_ in key]
         lower = np.full((n, 3), -np.inf)
         upper = np.full((n, 3), np.inf)
@@ -498,7 +505,7 @@ class _Chain:
     """The chain's constant arrays, validated, and its kinematics.
 
     The arrays its joints' kinds and limits fix come from the shared `_Layout` (read-only):
-    ``n``, ``factors``, ``lower``, ``upper``, ``ellipse``, ``identity``,
+    ``n``, ``kinds``, ``factors``, ``lower``, ``upper``, ``ellipse``, ``identity``,
     ``joint_index``, ``has_ellipse``, ``ellipses``, ``fixed``, ``free``, ``box``,
     ``free_basis``, ``curvature_weights``, ``free_rq``, ``free_rq_joints``.
     """
@@ -515,7 +522,7 @@ class _Chain:
             tuple((j.kind, j.euler_order, j.locks, j.swing_limit, j.twist_limit) for j in joints)
         )
         self.n = layout.n
-        self.factors = layout.factors
+        self.kinds, self.factors = layout.kinds, layout.factors
         self.lower, self.upper, self.ellipse = layout.lower, layout.upper, layout.ellipse
         self.identity, self.joint_index = layout.identity, layout.joint_index
         self.has_ellipse, self.ellipses = layout.has_ellipse, layout.ellipses
@@ -586,7 +593,7 @@ class _Chain:
         glin: list[_Mat] = []  # per joint: its rotated frame's world linear part
         pivots: list[_Vec] = []  # and its translation
         for i in range(n):
-            q, w = _joint_rotation(self.factors[i], rows[i], jacobians)
+            q, w = _joint_rotation(self.kinds[i], self.factors[i], rows[i])
             if first:
                 q0_inv.append((q[0], -q[1], -q[2], -q[3]))
             aw, ax, ay, az = q0_inv[i]
