@@ -592,20 +592,21 @@ class _Chain:
         omegas: list[list[_Vec]] = []  # per joint, per parameter: w (body frame)
         glin: list[_Mat] = []  # per joint: its rotated frame's world linear part
         pivots: list[_Vec] = []  # and its translation
+        e2 = 0.0  # the sum of squared joint angles from the start
         for i in range(n):
             q, w = _joint_rotation(self.kinds[i], self.factors[i], rows[i])
             if first:
                 q0_inv.append((q[0], -q[1], -q[2], -q[3]))
             aw, ax, ay, az = q0_inv[i]
             qw, qx, qy, qz = q
-            deltas.append(
-                _log(
-                    aw * qw - ax * qx - ay * qy - az * qz,
-                    aw * qx + qw * ax + ay * qz - az * qy,
-                    aw * qy + qw * ay + az * qx - ax * qz,
-                    aw * qz + qw * az + ax * qy - ay * qx,
-                )
+            dx, dy, dz = _log(
+                aw * qw - ax * qx - ay * qy - az * qz,
+                aw * qx + qw * ax + ay * qz - az * qy,
+                aw * qy + qw * ay + az * qx - ax * qz,
+                aw * qz + qw * az + ax * qy - ay * qx,
             )
+            deltas.append((dx, dy, dz))
+            e2 += dx * dx + dy * dy + dz * dz
             omegas.append(w)
             # F_i = F_(i-1) @ O_i @ [[R_i, 0], [0, 1]]: the frame before the rotation, then G_i
             linear, (tx, ty, tz) = self.offsets[i]
@@ -637,7 +638,7 @@ class _Chain:
             r1,
             e1,
             np.array(deltas),
-            sum(x * x for d in deltas for x in d),
+            e2,
         )
         if not jacobians:
             return state
@@ -650,11 +651,12 @@ class _Chain:
             h = _inverse(g)
             ginv.append(h)
             x0, x1, x2 = _apply(h, ex - bx, ey - by, ez - bz)
+            g0, g1, g2, g3, g4, g5, g6, g7, g8 = g
             for w0, w1, w2 in w:
-                jx, jy, jz = _apply(g, w1 * x2 - w2 * x1, w2 * x0 - w0 * x2, w0 * x1 - w1 * x0)
-                rows1[0].append(jx / scale)
-                rows1[1].append(jy / scale)
-                rows1[2].append(jz / scale)
+                cx, cy, cz = w1 * x2 - w2 * x1, w2 * x0 - w0 * x2, w0 * x1 - w1 * x0
+                rows1[0].append((g0 * cx + g1 * cy + g2 * cz) / scale)
+                rows1[1].append((g3 * cx + g4 * cy + g5 * cz) / scale)
+                rows1[2].append((g6 * cx + g7 * cy + g8 * cz) / scale)
             a = _log_jacobian(*delta)
             (w00, w01, w02), (w10, w11, w12), (w20, w21, w22) = w  # w[c][k]
             for r in (0, 3, 6):
