@@ -1363,8 +1363,10 @@ def _solve(
             # the last curved step (sequential quadratic programming's steps contract
             # superlinearly: the next is estimated at most length^2 / last). If it reaches,
             # the angles have converged with the reach (it spares drags the last model and
-            # step: a fifth of their time), and the solve ends on it: it is evaluated without
-            # the Jacobians, which are taken only if it goes on
+            # step: a fifth of their time), and the solve ends on it. It is evaluated without
+            # the Jacobians (taken only if the solve goes on) when it should reach: the reach
+            # it leaves, of second order in the step (the end effector's second derivatives
+            # are at most the chain's length), is below the tolerance
             p = _advance(chain, state.p, step, held_box, held_ellipse)
             converged = (
                 curved
@@ -1374,7 +1376,8 @@ def _solve(
                 and not held_box.any()
                 and np.array_equal(p.ravel(), state.p.ravel() + step)
             )
-            trial = chain.evaluate(p, not converged)
+            bare = converged and length * length < REACH_TOLERANCE
+            trial = chain.evaluate(p, not bare)
             # the gain against the linear model's: a step that gains less than a tenth of it
             # is refused, the damping follows the ratio (a trust region's rule)
             linear = state.r1 + state.j1 @ step
@@ -1382,7 +1385,7 @@ def _solve(
             ratio = (state.e1**2 - trial.e1**2) / predicted if predicted > 0 else -1.0
             gain = state.e1 - trial.e1
             if gain > 0.0 and (ratio > 0.1 or slow):
-                if converged and trial.e1 > min(REACH_TOLERANCE, 0.5 * state.e1):
+                if bare and trial.e1 > min(REACH_TOLERANCE, 0.5 * state.e1):
                     trial = chain.evaluate(trial.p, jacobians=True)  # it goes on (or BFGS)
                 last = length if curved else math.inf
                 # Fletcher and Xu's hybrid: Gauss-Newton while the reach falls fast, else BFGS
