@@ -531,8 +531,8 @@ class _Chain:
         self.free_rq, self.free_rq_joints = layout.free_rq, layout.free_rq_joints
         # each offset's linear part (row-major) and translation
         self.offsets: list[tuple[_Mat, _Vec]] = [
-            (tuple(o[:3, :3].ravel().tolist()), tuple(o[:3, 3].tolist()))
-            for o in (np.asarray(j.offset) for j in joints)
+            ((*r0[:3], *r1[:3], *r2[:3]), (r0[3], r1[3], r2[3]))
+            for r0, r1, r2, _ in (np.asarray(j.offset).tolist() for j in joints)
         ]
         self.tip: _Vec = tuple(tip.tolist())
         self.target: _Vec = tuple(target.tolist())
@@ -971,7 +971,7 @@ def solve_chain(
     if chain.fixed.all():
         raise ValueError("every rotation axis of the chain is locked: nothing can turn")
 
-    start = np.stack([j.params for j in joints])
+    start = np.array([j.params for j in joints])
     p = chain.project(start.copy())
     if _beyond_first_shell(chain, p):
         p[chain.free_rq] = reparameterize(p[chain.free_rq])
@@ -988,7 +988,7 @@ def solve_chain(
         rot_err = float(np.linalg.norm(np.reshape(state.linear, (3, 3)) - rot_target))
     return IKResult(
         params=_output(chain, state.p, start),
-        distance=float(np.linalg.norm(state.end - target_a)),
+        distance=math.dist(state.end.tolist(), target_a.tolist()),
         orientation_error=rot_err,
         active=_active(chain, state.p),
         iterations=iterations,
