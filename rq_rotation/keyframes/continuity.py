@@ -32,9 +32,10 @@ TWO_PI = 2.0 * math.pi
 # below which two results are the same (equivalents differ by about pi or more).
 CHAIN_BLOCK = 16
 CHAIN_ATOL = 1e-9
-# RQ chain steps shorter than this (radians, under pi with a wide margin for rounding) need
-# no conversion near their predecessor (`_step_from_guess`).
-RQ_SURE_STEP = 0.9 * math.pi
+# RQ chain steps, and swing/twist steps whose swing and twist each move less, shorter than
+# this (radians, under pi with a wide margin for rounding) need no conversion near their
+# predecessor (`_step_from_guess`).
+SURE_STEP = 0.9 * math.pi
 # A CONSTANT key followed at most this many frames later by the next key is a held jump
 # (the spline layout's are 0.0101 frames; keys this close are nothing an animator steps).
 JUMP_WINDOW = 0.05
@@ -105,14 +106,23 @@ def _step_from_guess(mode: str, q: np.ndarray, guess: np.ndarray) -> tuple[np.nd
     RQ: the equivalents of a rotation lie on a line through 0, ``2 pi`` apart (the identity:
     on spheres ``2 pi`` apart), and ``quat_to_rq(near=p)`` is the one closest to ``p``; so a
     guessed equivalent less than pi from its predecessor is that one already and needs no
-    conversion (`RQ_SURE_STEP`; `_guess` gives equivalents of ``q``).
+    conversion (`SURE_STEP`; `_guess` gives equivalents of ``q``). Swing/twist: the swing's
+    equivalents lie on its line as an RQ vector's, the twist's ``2 pi`` apart, and
+    ``quat_to_swing_twist(near=...)`` picks each closest to its reference independently;
+    so the same holds for a step whose swing and twist each move less than `SURE_STEP`,
+    except at a swing of exactly pi (``w = y = 0``), where the conversion takes the
+    reference's twist and `_guess` none: those samples are always converted.
     """
     b, n = guess.shape[:2]
     out = guess.copy()
     wrong = np.zeros((b, n), dtype=bool)
-    if mode == "RQ":
+    if mode in ("RQ", "SWING_TWIST"):
         step = np.diff(guess, axis=1)
-        todo = np.einsum("bni,bni->bn", step, step) >= RQ_SURE_STEP * RQ_SURE_STEP
+        swing = step[..., :3] if mode == "RQ" else step[..., :2]
+        todo = np.einsum("bni,bni->bn", swing, swing) >= SURE_STEP * SURE_STEP
+        if mode == "SWING_TWIST":
+            todo |= np.abs(step[..., 2]) >= SURE_STEP
+            todo |= (q[:, 1:, 0] == 0.0) & (q[:, 1:, 2] == 0.0)
     else:
         todo = np.ones((b, n - 1), dtype=bool)
     if todo.any():
