@@ -23,7 +23,7 @@ from ..axis_angle import rq_to_blender_axis_angle
 from ..euler import EULER_ORDERS, quat_to_euler
 from ..modes import nearest_values
 from ..quaternion import align_quat_signs
-from ..rq import quat_to_rq, rq_to_quat
+from ..rq import _nearest_equivalent, quat_to_rq, rq_to_quat
 from ..swing_twist import quat_to_swing_twist
 from .fcurve_math import CONSTANT, Keys
 
@@ -71,10 +71,25 @@ def _unwrap_vectors(v: np.ndarray, first: np.ndarray) -> np.ndarray:
     return unit
 
 
+def _samples(mode: str, q: np.ndarray) -> np.ndarray:
+    """The rotations ``q`` (..., 4) as the chain in ``mode`` converts them: RQ converts each
+    rotation's shortest vector (``quat_to_rq(q)``, (..., 3)) once, and a step is then only
+    its nearest equivalent (`_nearest`); the other modes convert quaternions."""
+    return quat_to_rq(q) if mode == "RQ" else q
+
+
+def _nearest(mode: str, samples: np.ndarray, near: np.ndarray) -> np.ndarray:
+    """``nearest_values(mode, q, near)`` of `_samples` ``samples`` (m, ...) of rotations
+    ``q``, (m, k)."""
+    if mode == "RQ":
+        return _nearest_equivalent(samples, near)  # quat_to_rq(q, near), its second half
+    return nearest_values(mode, samples, near)
+
+
 def _guess(mode: str, q: np.ndarray, first: np.ndarray) -> np.ndarray:
-    """A cheap, vectorized guess (B, N, k) of the continuity chain of lines ``q`` (B, N, 4)
-    in ``mode`` (Euler, SWING_TWIST or RQ) from their first values ``first`` (B, k); checked
-    by `_chain`.
+    """A cheap, vectorized guess (B, N, k) of the continuity chain of lines ``q`` (B, N, ...)
+    of `_samples` in ``mode`` (Euler, SWING_TWIST or RQ) from their first values ``first``
+    (B, k); checked by `_chain`.
 
     Euler: Blender's solution, switched to the other one ``(a + pi, pi - b, c + pi)`` after
     every jump of about pi in the first angle (a pass through ``b = +-pi/2``), unwrapped.
@@ -92,12 +107,12 @@ def _guess(mode: str, q: np.ndarray, first: np.ndarray) -> np.ndarray:
         twist[:, 0] = first[:, 2]
         unwrapped = _unwrap(twist)[..., None]
         return np.concatenate([_unwrap_vectors(swing, first[:, :2]), unwrapped], axis=-1)
-    return _unwrap_vectors(quat_to_rq(q), first)
+    return _unwrap_vectors(q, first)
 
 
 def _step_from_guess(mode: str, q: np.ndarray, guess: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """One chain step from every sample of guessed lines ``guess`` (B, N, k) of rotations
-    ``q`` (B, N, 4) in ``mode`` (as `_chain`): ``out[:, i] = nearest(q[:, i], near=guess[:,
+    ``q`` (B, N, ...) in ``mode`` (`_samples`, as `_chain`): ``out[:, i] = nearest(q[:, i], near=guess[:,
     i - 1])``, ``out[:, 0] = guess[:, 0]``; and ``wrong`` (B, N), where ``out`` and ``guess``
     differ by more than `CHAIN_ATOL`. Up to and including its first wrong sample, a line of
     ``out`` is the chain's (each sample converted near its predecessor, equal to it up to
@@ -128,7 +143,7 @@ def _step_from_guess(mode: str, q: np.ndarray, guess: np.ndarray) -> tuple[np.nd
     if todo.any():
         # Only converted samples can differ from the guess.
         was = guess[:, 1:][todo]
-        now = nearest_values(mode, q[:, 1:][todo], guess[:, :-1][todo])
+        now = _nearest(mode, q[:, 1:][todo], guess[:, :-1][todo])
         out[:, 1:][todo] = now
         wrong[:, 1:][todo] = (np.abs(now - was) > CHAIN_ATOL).any(axis=1)
     return out, wrong
@@ -150,6 +165,7 @@ def _chain(mode: str, q: np.ndarray, first: np.ndarray) -> np.ndarray:
     isolated disagreement (an RQ axis swinging fast at a large angle).
     """
     n = q.shape[1]
+    q = _samples(mode, q)
     guess = _guess(mode, q, first)
     guess[:, 0] = first
     if n < 2:
@@ -184,7 +200,7 @@ def _chain(mode: str, q: np.ndarray, first: np.ndarray) -> np.ndarray:
             if not now.any():
                 break
             rows, at = lines[now], (start + step)[now]
-            out[rows, at] = nearest_values(mode, q[rows, at], out[rows, at - 1])
+            out[rows, at] = _nearest(mode, q[rows, at], out[rows, at - 1])
         start = np.where(block, stop, start)
         keep = again & (start < n)
         lines, start = lines[keep], start[keep]

@@ -246,9 +246,10 @@ def test_continuity_chain_of_many_lines_is_the_sequential_chain(mode):
     axis /= np.linalg.norm(axis, axis=-1, keepdims=True)
     q = rq_to_quat((axis * angle[..., None]).reshape(-1, 3)).reshape(lines, samples, 4)
     first = nearest_values(mode, q[:, 0], np.zeros((lines, 3)))
-    guess = continuity._guess(mode, q, first)
+    converted = continuity._samples(mode, q)
+    guess = continuity._guess(mode, converted, first)
     guess[:, 0] = first
-    _, wrong = continuity._step_from_guess(mode, q, guess)
+    _, wrong = continuity._step_from_guess(mode, converted, guess)
     assert wrong.any(axis=1).sum() > 1  # several lines need the fix-ups, together
     got = continuity._chain(mode, q, first)
     want = np.empty_like(got)
