@@ -178,11 +178,18 @@ def find(obj: bpy.types.Object, data_path: str, index: int) -> bpy.types.FCurve 
 
 
 def bone_drivers(pose_bone: bpy.types.PoseBone) -> list[bpy.types.FCurve]:
-    """The driver F-curves on the bone's driven channel, in array-index order."""
+    """The driver F-curves on the bone's driven channel, in array-index order (inside a
+    `lookups` block, the index read once for the four channels: a rig-wide operator asks
+    this of every bone)."""
     obj = cast(bpy.types.Object, pose_bone.id_data)
     path = driven_path(pose_bone)
-    found = (find(obj, path, index) for index in range(4))
-    return [fcurve for fcurve in found if fcurve is not None]
+    if not _INDEXES:
+        found = (find(obj, path, index) for index in range(4))
+        return [fcurve for fcurve in found if fcurve is not None]
+    if obj.animation_data is None:
+        return []
+    index = _driver_index(obj)
+    return [fcurves[0] for fcurves in (index.get((path, i)) for i in range(4)) if fcurves]
 
 
 # The open `workbench` blocks, innermost last.
@@ -240,7 +247,9 @@ class _Workbench:
 
     scratch: bpy.types.Object
     last: tuple[bpy.types.Object, str, int] | None = None
-    prototypes: dict[tuple[tuple[DriverSpec, ...], int], list[_Prototype]] = field(
+    # By (id of the specs tuple, object pointer): the tuple (held, so its id stays its own)
+    # and its prototypes.
+    prototypes: dict[tuple[int, int], tuple[tuple[DriverSpec, ...], list[_Prototype]]] = field(
         default_factory=dict
     )
 
@@ -301,7 +310,7 @@ def install(pose_bone: bpy.types.PoseBone, specs: Sequence[DriverSpec]) -> None:
     bone_path = pose_bone.path_from_id()
     target_drivers = armature_object.animation_data_create().drivers
     index = _driver_index(armature_object)
-    path = driven_path(pose_bone)
+    path = f"{bone_path}.{DRIVEN_PROPERTY}"  # driven_path
     for prototype in _prototypes(entry, tuple(specs), armature_object):
         spec = prototype.spec
         prototype.fcurve.data_path = path
@@ -322,10 +331,10 @@ def _prototypes(
     channel receives the driver's value itself (see the module docstring). Their data paths
     are set per bone (`install`); each set of prototypes has data paths of its own until
     then (``AnimDataDrivers.new`` refuses a path and index already driven)."""
-    key = (specs, armature_object.as_pointer())
-    found = entry.prototypes.get(key)
-    if found is not None:
-        return found
+    key = (id(specs), armature_object.as_pointer())  # (hashing the specs costs more)
+    known = entry.prototypes.get(key)
+    if known is not None:
+        return known[1]
     workbench_drivers = entry.scratch.animation_data.drivers
     placeholder = f'["rq prototype {len(entry.prototypes)}"]'
     found = []
@@ -350,7 +359,7 @@ def _prototypes(
         if spec.driver_type == 'SCRIPTED':
             driver.expression = spec.expression
         found.append(_Prototype(fcurve, spec, targets))
-    entry.prototypes[key] = found
+    entry.prototypes[key] = (specs, found)
     return found
 
 
