@@ -112,11 +112,11 @@ def _guess(mode: str, q: np.ndarray, first: np.ndarray) -> np.ndarray:
 
 def _step_from_guess(mode: str, q: np.ndarray, guess: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """One chain step from every sample of guessed lines ``guess`` (B, N, k) of rotations
-    ``q`` (B, N, ...) in ``mode`` (`_samples`, as `_chain`): ``out[:, i] = nearest(q[:, i], near=guess[:,
-    i - 1])``, ``out[:, 0] = guess[:, 0]``; and ``wrong`` (B, N), where ``out`` and ``guess``
-    differ by more than `CHAIN_ATOL`. Up to and including its first wrong sample, a line of
-    ``out`` is the chain's (each sample converted near its predecessor, equal to it up to
-    `CHAIN_ATOL`).
+    ``q`` (B, N, ...) in ``mode`` (`_samples`, as `_chain`): ``out[:, i] = nearest(q[:, i],
+    near=guess[:, i - 1])``, ``out[:, 0] = guess[:, 0]``; and ``wrong`` (B, N), where
+    ``out`` and ``guess`` differ by more than `CHAIN_ATOL`. Up to and including its first
+    wrong sample, a line of ``out`` is the chain's (each sample converted near its
+    predecessor, equal to it up to `CHAIN_ATOL`).
 
     RQ: the equivalents of a rotation lie on a line through 0, ``2 pi`` apart (the identity:
     on spheres ``2 pi`` apart), and ``quat_to_rq(near=p)`` is the one closest to ``p``; so a
@@ -133,8 +133,8 @@ def _step_from_guess(mode: str, q: np.ndarray, guess: np.ndarray) -> tuple[np.nd
     wrong = np.zeros((b, n), dtype=bool)
     if mode in ("RQ", "SWING_TWIST"):
         step = np.diff(guess, axis=1)
-        swing = step[..., :3] if mode == "RQ" else step[..., :2]
-        todo = np.einsum("bni,bni->bn", swing, swing) >= SURE_STEP * SURE_STEP
+        vector = step[..., :3] if mode == "RQ" else step[..., :2]  # the RQ vector or swing
+        todo = np.einsum("bni,bni->bn", vector, vector) >= SURE_STEP * SURE_STEP
         if mode == "SWING_TWIST":
             todo |= np.abs(step[..., 2]) >= SURE_STEP
             todo |= (q[:, 1:, 0] == 0.0) & (q[:, 1:, 2] == 0.0)
