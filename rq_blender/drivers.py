@@ -67,7 +67,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
 import bpy
@@ -178,16 +178,22 @@ def find(obj: bpy.types.Object, data_path: str, index: int) -> bpy.types.FCurve 
 
 
 def bone_drivers(pose_bone: bpy.types.PoseBone) -> list[bpy.types.FCurve]:
-    """The driver F-curves on the bone's driven channel, in array-index order."""
+    """The driver F-curves on the bone's driven channel, in array-index order (inside a
+    `lookups` block, the index read once for the four channels: a rig-wide operator asks
+    this of every bone)."""
     obj = cast(bpy.types.Object, pose_bone.id_data)
     path = driven_path(pose_bone)
-    found = (find(obj, path, index) for index in range(4))
-    return [fcurve for fcurve in found if fcurve is not None]
+    if not _INDEXES:
+        found = (find(obj, path, index) for index in range(4))
+        return [fcurve for fcurve in found if fcurve is not None]
+    if obj.animation_data is None:
+        return []
+    index = _driver_index(obj)
+    return [fcurves[0] for fcurves in (index.get((path, i)) for i in range(4)) if fcurves]
 
 
-# The scratch objects of the open `workbench` blocks, innermost last, each with the
-# (object, data path, index) of the last driver installed through it.
-_WORKBENCHES: list[list[Any]] = []
+# The open `workbench` blocks, innermost last.
+_WORKBENCHES: list[_Workbench] = []
 # The outermost open `lookups` block's driver indexes (`find`) by object pointer; empty list
 # outside any block.
 _INDEXES: list[dict[int, dict[tuple[str, int], list[bpy.types.FCurve]]]] = []
@@ -233,6 +239,32 @@ def _driver_index(obj: bpy.types.Object) -> dict[tuple[str, int], list[bpy.types
     return index
 
 
+@dataclass
+class _Workbench:
+    """An open `workbench` block: its scratch object, the (object, data path, index) of the
+    last driver installed through it, and its prototype drivers (`_prototypes`) by driver
+    specs and armature object pointer."""
+
+    scratch: bpy.types.Object
+    last: tuple[bpy.types.Object, str, int] | None = None
+    # By (id of the specs tuple, object pointer): the tuple (held, so its id stays its own)
+    # and its prototypes.
+    prototypes: dict[tuple[int, int], tuple[tuple[DriverSpec, ...], list[_Prototype]]] = field(
+        default_factory=dict
+    )
+
+
+@dataclass
+class _Prototype:
+    """A driver built once on a workbench's scratch object from ``spec``, its variables
+    reading the armature object: each bone's copy only changes the F-curve's data path and
+    the variables' paths (``targets``, in ``spec.variables`` order) before the copy."""
+
+    fcurve: bpy.types.FCurve
+    spec: DriverSpec
+    targets: list[bpy.types.DriverTarget]
+
+
 @contextmanager
 def workbench() -> Iterator[None]:
     """Build every driver `install` creates inside the block on one scratch object, removed
@@ -241,7 +273,7 @@ def workbench() -> Iterator[None]:
     up through an index inside (`lookups`)."""
     scratch = bpy.data.objects.new("rq: building drivers", None)  # in no scene: inert
     scratch.animation_data_create()
-    entry: list[Any] = [scratch, None]
+    entry = _Workbench(scratch)
     _WORKBENCHES.append(entry)
     try:
         with lookups():
@@ -249,8 +281,8 @@ def workbench() -> Iterator[None]:
     finally:
         _WORKBENCHES.remove(entry)
         bpy.data.objects.remove(scratch)
-    if entry[1] is not None:
-        obj, path, index = entry[1]
+    if entry.last is not None:
+        obj, path, index = entry.last
         fcurve = find(obj, path, index)
         if fcurve is not None:  # a copied driver is no RNA change: this assignment is
             fcurve.driver.type = fcurve.driver.type
@@ -259,33 +291,55 @@ def workbench() -> Iterator[None]:
 def install(pose_bone: bpy.types.PoseBone, specs: Sequence[DriverSpec]) -> None:
     """Create the drivers of ``specs`` on the bone (its channel must not be driven yet).
 
-    Each driver is built on a scratch object (`workbench`) and copied onto the armature
-    whole (``AnimDataDrivers.from_existing``): Blender answers every change of a driver
-    variable (name, target, path) by updating *every* driver of the object that owns it, so
-    building them in place costs time proportional to the drivers already there (quadratic
-    in the bones: 400 bones took 7 s). Every RNA assignment runs update callbacks, so only
-    what differs from a new driver is set: a new variable reads a single property
-    (``'SINGLE_PROP'``) of an object (``id_type`` ``'OBJECT'``), and the paths of the bone's
-    properties are built once.
+    Each driver is a copy (``AnimDataDrivers.from_existing``) of a prototype built once per
+    `workbench` block on its scratch object (`_prototypes`), with the bone's data paths
+    written into the prototype first: Blender answers every change of a driver variable
+    (name, target, path) by updating *every* driver of the object that owns it, so building
+    the drivers in place costs time proportional to the drivers already there (quadratic in
+    the bones: 400 bones took 7 s), while on the scratch object it updates only the
+    prototypes. Every RNA assignment runs update callbacks, so a bone costs one assignment
+    per variable path and per driver data path, and one copy per driver (creating each
+    driver and its variables anew cost 3 to 6 times as much).
     """
     if not _WORKBENCHES:
         with workbench():
             install(pose_bone, specs)
         return
     entry = _WORKBENCHES[-1]
-    armature_object = pose_bone.id_data
+    armature_object = cast(bpy.types.Object, pose_bone.id_data)
     bone_path = pose_bone.path_from_id()
-    paths = {
-        variable: variable_path(bone_path, variable)
-        for spec in specs
-        for variable in spec.variables
-    }
     target_drivers = armature_object.animation_data_create().drivers
-    workbench_drivers = entry[0].animation_data.drivers
-    path = driven_path(pose_bone)
+    index = _driver_index(armature_object)
+    path = f"{bone_path}.{DRIVEN_PROPERTY}"  # driven_path
+    for prototype in _prototypes(entry, tuple(specs), armature_object):
+        spec = prototype.spec
+        prototype.fcurve.data_path = path
+        for target, variable in zip(prototype.targets, spec.variables, strict=True):
+            target.data_path = variable_path(bone_path, variable)
+        copied = target_drivers.from_existing(src_driver=prototype.fcurve)
+        index.setdefault((path, spec.array_index), []).append(copied)
+        entry.last = (armature_object, path, spec.array_index)
+
+
+def _prototypes(
+    entry: _Workbench, specs: tuple[DriverSpec, ...], armature_object: bpy.types.Object
+) -> list[_Prototype]:
+    """The workbench's prototypes of ``specs`` reading ``armature_object``, built on first
+    use: each driver of the spec with its type, expression and named variables, each
+    reading a single property (``'SINGLE_PROP'``, a new variable's type) of the object
+    (``id_type`` ``'OBJECT'``, a new target's), and with no keys or modifiers, so the
+    channel receives the driver's value itself (see the module docstring). Their data paths
+    are set per bone (`install`); each set of prototypes has data paths of its own until
+    then (``AnimDataDrivers.new`` refuses a path and index already driven)."""
+    key = (id(specs), armature_object.as_pointer())  # (hashing the specs costs more)
+    known = entry.prototypes.get(key)
+    if known is not None:
+        return known[1]
+    workbench_drivers = entry.scratch.animation_data.drivers
+    placeholder = f'["rq prototype {len(entry.prototypes)}"]'
+    found = []
     for spec in specs:
-        fcurve = workbench_drivers.new(path, index=spec.array_index)
-        # Pass the driver value through unchanged (see the module docstring).
+        fcurve = workbench_drivers.new(placeholder, index=spec.array_index)
         points = fcurve.keyframe_points
         if len(points):
             points.clear()
@@ -295,20 +349,18 @@ def install(pose_bone: bpy.types.PoseBone, specs: Sequence[DriverSpec]) -> None:
         driver = fcurve.driver
         if driver.type != spec.driver_type:
             driver.type = spec.driver_type
-        variables = driver.variables
+        targets = []
         for variable in spec.variables:
-            created = variables.new()
+            created = driver.variables.new()
             created.name = variable.name
             target = created.targets[0]
             target.id = armature_object
-            target.data_path = paths[variable]
+            targets.append(target)
         if spec.driver_type == 'SCRIPTED':
             driver.expression = spec.expression
-        copied = target_drivers.from_existing(src_driver=fcurve)
-        index = _driver_index(cast(bpy.types.Object, armature_object))
-        index.setdefault((path, spec.array_index), []).append(copied)
-        workbench_drivers.remove(fcurve)
-        entry[1] = (armature_object, path, spec.array_index)
+        found.append(_Prototype(fcurve, spec, targets))
+    entry.prototypes[key] = (specs, found)
+    return found
 
 
 def remove(pose_bone: bpy.types.PoseBone) -> None:

@@ -23,7 +23,7 @@ from ..axis_angle import rq_to_blender_axis_angle
 from ..euler import EULER_ORDERS, quat_to_euler
 from ..modes import nearest_values
 from ..quaternion import align_quat_signs
-from ..rq import quat_to_rq, rq_to_quat
+from ..rq import _nearest_equivalent, quat_to_rq, rq_to_quat
 from ..swing_twist import quat_to_swing_twist
 from .fcurve_math import CONSTANT, Keys
 
@@ -32,9 +32,10 @@ TWO_PI = 2.0 * math.pi
 # below which two results are the same (equivalents differ by about pi or more).
 CHAIN_BLOCK = 16
 CHAIN_ATOL = 1e-9
-# RQ chain steps shorter than this (radians, under pi with a wide margin for rounding) need
-# no conversion near their predecessor (`_step_from_guess`).
-RQ_SURE_STEP = 0.9 * math.pi
+# RQ chain steps, and swing/twist steps whose swing and twist each move less, shorter than
+# this (radians, under pi with a wide margin for rounding) need no conversion near their
+# predecessor (`_step_from_guess`).
+SURE_STEP = 0.9 * math.pi
 # A CONSTANT key followed at most this many frames later by the next key is a held jump
 # (the spline layout's are 0.0101 frames; keys this close are nothing an animator steps).
 JUMP_WINDOW = 0.05
@@ -70,10 +71,25 @@ def _unwrap_vectors(v: np.ndarray, first: np.ndarray) -> np.ndarray:
     return unit
 
 
+def _samples(mode: str, q: np.ndarray) -> np.ndarray:
+    """The rotations ``q`` (..., 4) as the chain in ``mode`` converts them: RQ converts each
+    rotation's shortest vector (``quat_to_rq(q)``, (..., 3)) once, and a step is then only
+    its nearest equivalent (`_nearest`); the other modes convert quaternions."""
+    return quat_to_rq(q) if mode == "RQ" else q
+
+
+def _nearest(mode: str, samples: np.ndarray, near: np.ndarray) -> np.ndarray:
+    """``nearest_values(mode, q, near)`` of `_samples` ``samples`` (m, ...) of rotations
+    ``q``, (m, k)."""
+    if mode == "RQ":
+        return _nearest_equivalent(samples, near)  # quat_to_rq(q, near), its second half
+    return nearest_values(mode, samples, near)
+
+
 def _guess(mode: str, q: np.ndarray, first: np.ndarray) -> np.ndarray:
-    """A cheap, vectorized guess (B, N, k) of the continuity chain of lines ``q`` (B, N, 4)
-    in ``mode`` (Euler, SWING_TWIST or RQ) from their first values ``first`` (B, k); checked
-    by `_chain`.
+    """A cheap, vectorized guess (B, N, k) of the continuity chain of lines ``q`` (B, N, ...)
+    of `_samples` in ``mode`` (Euler, SWING_TWIST or RQ) from their first values ``first``
+    (B, k); checked by `_chain`.
 
     Euler: Blender's solution, switched to the other one ``(a + pi, pi - b, c + pi)`` after
     every jump of about pi in the first angle (a pass through ``b = +-pi/2``), unwrapped.
@@ -91,34 +107,43 @@ def _guess(mode: str, q: np.ndarray, first: np.ndarray) -> np.ndarray:
         twist[:, 0] = first[:, 2]
         unwrapped = _unwrap(twist)[..., None]
         return np.concatenate([_unwrap_vectors(swing, first[:, :2]), unwrapped], axis=-1)
-    return _unwrap_vectors(quat_to_rq(q), first)
+    return _unwrap_vectors(q, first)
 
 
 def _step_from_guess(mode: str, q: np.ndarray, guess: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """One chain step from every sample of guessed lines ``guess`` (B, N, k) of rotations
-    ``q`` (B, N, 4) in ``mode`` (as `_chain`): ``out[:, i] = nearest(q[:, i], near=guess[:,
-    i - 1])``, ``out[:, 0] = guess[:, 0]``; and ``wrong`` (B, N), where ``out`` and ``guess``
-    differ by more than `CHAIN_ATOL`. Up to and including its first wrong sample, a line of
-    ``out`` is the chain's (each sample converted near its predecessor, equal to it up to
-    `CHAIN_ATOL`).
+    ``q`` (B, N, ...) in ``mode`` (`_samples`, as `_chain`): ``out[:, i] = nearest(q[:, i],
+    near=guess[:, i - 1])``, ``out[:, 0] = guess[:, 0]``; and ``wrong`` (B, N), where
+    ``out`` and ``guess`` differ by more than `CHAIN_ATOL`. Up to and including its first
+    wrong sample, a line of ``out`` is the chain's (each sample converted near its
+    predecessor, equal to it up to `CHAIN_ATOL`).
 
     RQ: the equivalents of a rotation lie on a line through 0, ``2 pi`` apart (the identity:
     on spheres ``2 pi`` apart), and ``quat_to_rq(near=p)`` is the one closest to ``p``; so a
     guessed equivalent less than pi from its predecessor is that one already and needs no
-    conversion (`RQ_SURE_STEP`; `_guess` gives equivalents of ``q``).
+    conversion (`SURE_STEP`; `_guess` gives equivalents of ``q``). Swing/twist: the swing's
+    equivalents lie on its line as an RQ vector's, the twist's ``2 pi`` apart, and
+    ``quat_to_swing_twist(near=...)`` picks each closest to its reference independently;
+    so the same holds for a step whose swing and twist each move less than `SURE_STEP`,
+    except at a swing of exactly pi (``w = y = 0``), where the conversion takes the
+    reference's twist and `_guess` none: those samples are always converted.
     """
     b, n = guess.shape[:2]
     out = guess.copy()
     wrong = np.zeros((b, n), dtype=bool)
-    if mode == "RQ":
+    if mode in ("RQ", "SWING_TWIST"):
         step = np.diff(guess, axis=1)
-        todo = np.einsum("bni,bni->bn", step, step) >= RQ_SURE_STEP * RQ_SURE_STEP
+        vector = step[..., :3] if mode == "RQ" else step[..., :2]  # the RQ vector or swing
+        todo = np.einsum("bni,bni->bn", vector, vector) >= SURE_STEP * SURE_STEP
+        if mode == "SWING_TWIST":
+            todo |= np.abs(step[..., 2]) >= SURE_STEP
+            todo |= (q[:, 1:, 0] == 0.0) & (q[:, 1:, 2] == 0.0)
     else:
         todo = np.ones((b, n - 1), dtype=bool)
     if todo.any():
         # Only converted samples can differ from the guess.
         was = guess[:, 1:][todo]
-        now = nearest_values(mode, q[:, 1:][todo], guess[:, :-1][todo])
+        now = _nearest(mode, q[:, 1:][todo], guess[:, :-1][todo])
         out[:, 1:][todo] = now
         wrong[:, 1:][todo] = (np.abs(now - was) > CHAIN_ATOL).any(axis=1)
     return out, wrong
@@ -140,6 +165,7 @@ def _chain(mode: str, q: np.ndarray, first: np.ndarray) -> np.ndarray:
     isolated disagreement (an RQ axis swinging fast at a large angle).
     """
     n = q.shape[1]
+    q = _samples(mode, q)
     guess = _guess(mode, q, first)
     guess[:, 0] = first
     if n < 2:
@@ -174,7 +200,7 @@ def _chain(mode: str, q: np.ndarray, first: np.ndarray) -> np.ndarray:
             if not now.any():
                 break
             rows, at = lines[now], (start + step)[now]
-            out[rows, at] = nearest_values(mode, q[rows, at], out[rows, at - 1])
+            out[rows, at] = _nearest(mode, q[rows, at], out[rows, at - 1])
         start = np.where(block, stop, start)
         keep = again & (start < n)
         lines, start = lines[keep], start[keep]

@@ -633,3 +633,61 @@ def test_driver_lookups_in_a_workbench_match_blenders_find(addon):
             assert drivers.bone_drivers(b) == []
         check()  # outside: Blender's find itself
     assert bone_modes.current_mode(a) == "SWING_TWIST" and bone_modes.current_mode(c) == "RQ"
+
+
+def _driver_record(fcurve) -> tuple:
+    """What a driver F-curve is: path, index, keys, modifiers, type, expression, variables."""
+    driver = fcurve.driver
+    variables = tuple(
+        (v.name, v.type, v.targets[0].id_type, v.targets[0].id.name, v.targets[0].data_path)
+        for v in driver.variables
+    )
+    return (
+        fcurve.data_path,
+        fcurve.array_index,
+        len(fcurve.keyframe_points),
+        len(fcurve.modifiers),
+        driver.type,
+        driver.expression if driver.type == 'SCRIPTED' else "",
+        variables,
+    )
+
+
+def test_one_workbench_builds_each_bones_drivers_as_a_block_of_its_own(addon):
+    """Drivers installed in one `workbench` are copies of prototypes shared by its bones: in
+    RQ and swing/twist mode alike, on two armatures and over bones switched twice, each bone
+    gets the drivers a block of its own gives it, and they pose it."""
+    drivers = addon.rq_blender.drivers
+    bone_modes = addon.rq_blender.bone_modes
+    names = ("A", "B", "C", "D")
+    values = {"RQ": (0.3, -0.2, 0.5), "SWING_TWIST": ((0.3, -0.4), 0.7)}
+    modes = ("RQ", "SWING_TWIST", "RQ", "SWING_TWIST")
+    alone = armature(names)
+    for pose_bone, mode in zip(alone.pose.bones, modes, strict=True):
+        with drivers.workbench():
+            bone_modes.enter_mode(pose_bone, mode, values[mode])
+    shared = [armature(names), armature(names)]
+    with drivers.workbench():
+        for obj in shared:
+            for pose_bone, mode in zip(obj.pose.bones, modes, strict=True):
+                other = "RQ" if mode == "SWING_TWIST" else "SWING_TWIST"
+                bone_modes.enter_mode(pose_bone, other, values[other])
+                bone_modes.enter_mode(pose_bone, mode, values[mode])
+    bpy.context.view_layer.update()
+
+    def records(obj):
+        own = sorted(_driver_record(f) for f in obj.animation_data.drivers)
+        return [r[:3] + r[3:6] + (tuple(v[:3] + v[4:] for v in r[6]),) for r in own]
+
+    want = records(alone)
+    assert len(want) == 4 * len(names)
+    for obj in shared:
+        assert records(obj) == want
+        for fcurve in obj.animation_data.drivers:  # each reads its own armature
+            assert all(v.targets[0].id == obj for v in fcurve.driver.variables)
+            assert fcurve.driver.is_valid
+        for pose_bone, own in zip(obj.pose.bones, alone.pose.bones, strict=True):
+            assert bone_modes.current_mode(pose_bone) == bone_modes.current_mode(own)
+            np.testing.assert_allclose(
+                pose_bone.matrix_basis, own.matrix_basis, rtol=0.0, atol=1e-6
+            )

@@ -246,15 +246,72 @@ def test_continuity_chain_of_many_lines_is_the_sequential_chain(mode):
     axis /= np.linalg.norm(axis, axis=-1, keepdims=True)
     q = rq_to_quat((axis * angle[..., None]).reshape(-1, 3)).reshape(lines, samples, 4)
     first = nearest_values(mode, q[:, 0], np.zeros((lines, 3)))
-    guess = continuity._guess(mode, q, first)
+    converted = continuity._samples(mode, q)
+    guess = continuity._guess(mode, converted, first)
     guess[:, 0] = first
-    _, wrong = continuity._step_from_guess(mode, q, guess)
+    _, wrong = continuity._step_from_guess(mode, converted, guess)
     assert wrong.any(axis=1).sum() > 1  # several lines need the fix-ups, together
     got = continuity._chain(mode, q, first)
     want = np.empty_like(got)
     want[:, 0] = first
     for i in range(1, samples):
         want[:, i] = nearest_values(mode, q[:, i], want[:, i - 1])
+    np.testing.assert_allclose(got, want, rtol=0.0, atol=10 * continuity.CHAIN_ATOL)
+
+
+def _swing_twist_lines(lines, samples, seed):
+    """Quaternions (lines, samples, 4) of slow swing/twist motions (steps of at most 0.15
+    rad in swing and twist) whose swings pass pi."""
+    from rq_rotation import swing_twist_to_quat
+
+    rng = np.random.default_rng(seed)
+    t = np.linspace(0.0, 1.0, samples)[None, :]
+    direction = rng.uniform(0.0, 2.0 * np.pi, (lines, 1)) + rng.uniform(-1.0, 1.0, (lines, 1)) * t
+    length = rng.uniform(0.5, 2.0, (lines, 1)) + rng.uniform(2.0, 6.0, (lines, 1)) * t
+    swing = np.stack([np.cos(direction), np.sin(direction)], axis=-1) * length[..., None]
+    twist = rng.uniform(-3.0, 3.0, (lines, 1)) + rng.uniform(-6.0, 6.0, (lines, 1)) * t
+    return swing_twist_to_quat(swing, twist)
+
+
+def test_swing_twist_chain_steps_under_the_sure_step_convert_nothing(monkeypatch):
+    """A swing/twist step whose swing and twist each move less than `SURE_STEP` keeps the
+    guess unconverted: here no sample is converted, and the chain is the sequential one."""
+    from rq_rotation.keyframes import continuity
+    from rq_rotation.modes import nearest_values
+
+    q = _swing_twist_lines(6, 60, seed=3)
+    first = nearest_values("SWING_TWIST", q[:, 0], np.zeros((6, 3)))
+    want = np.empty(q.shape[:2] + (3,))
+    want[:, 0] = first
+    for i in range(1, q.shape[1]):
+        want[:, i] = nearest_values("SWING_TWIST", q[:, i], want[:, i - 1])
+
+    def refused(*_):
+        raise AssertionError("a step under SURE_STEP was converted")
+
+    monkeypatch.setattr(continuity, "nearest_values", refused)
+    got = continuity._chain("SWING_TWIST", q, first)
+    np.testing.assert_allclose(got, want, rtol=0.0, atol=10 * continuity.CHAIN_ATOL)
+
+
+def test_swing_twist_chain_converts_a_swing_of_exactly_pi():
+    """At a swing of exactly pi (``w = y = 0``) the conversion takes its reference's twist and
+    the guess cannot: such a sample is converted however small its step."""
+    from rq_rotation.keyframes import continuity
+    from rq_rotation.modes import nearest_values
+
+    q = _swing_twist_lines(4, 60, seed=5)
+    at = 30
+    q[:, at, [0, 2]] = 0.0  # the swing of pi nearest each line's own sample there
+    q[:, at] /= np.linalg.norm(q[:, at], axis=-1, keepdims=True)
+    first = nearest_values("SWING_TWIST", q[:, 0], np.zeros((4, 3)))
+    want = np.empty(q.shape[:2] + (3,))
+    want[:, 0] = first
+    for i in range(1, q.shape[1]):
+        want[:, i] = nearest_values("SWING_TWIST", q[:, i], want[:, i - 1])
+    guess = continuity._guess("SWING_TWIST", q, first)
+    assert (np.abs(guess[:, at] - want[:, at]).max(axis=1) > 0.1).all()  # the guess is off
+    got = continuity._chain("SWING_TWIST", q, first)
     np.testing.assert_allclose(got, want, rtol=0.0, atol=10 * continuity.CHAIN_ATOL)
 
 

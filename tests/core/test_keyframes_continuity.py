@@ -104,7 +104,7 @@ def test_the_chain_is_its_definition_where_the_axis_swings_fast_at_a_large_angle
     out = continuity._chain(mode, q[None], values[None, 0])[0]
     expected = _chain_by_definition(mode, q, values[0])
     np.testing.assert_allclose(out, expected, rtol=0, atol=1e-8)
-    guess = continuity._guess(mode, q[None], values[None, 0])[0]
+    guess = continuity._guess(mode, continuity._samples(mode, q[None]), values[None, 0])[0]
     assert (np.abs(guess - expected) > 1e-3).any()  # the case is what it claims
 
 
