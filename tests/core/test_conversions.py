@@ -46,6 +46,24 @@ def test_rq_to_quat_matches_scipy(region_vectors, rng):
     np.testing.assert_allclose(np.linalg.norm(q, axis=1), 1.0, atol=4e-16)
 
 
+def test_sum_of_squares_is_the_matrix_product_without_blas(rng, monkeypatch):
+    """The kernels' ``|v|^2`` is ``(v * v) @ ones(3)`` to the bit, summed without a BLAS call
+    (OpenBLAS's worker threads spin after a long matrix-vector product)."""
+    from rq_rotation.rq import _sum_of_squares
+
+    v = rng.normal(size=(200_000, 3)) * np.exp(rng.uniform(-25.0, 4.0, size=(200_000, 1)))
+    v[:5] = 0.0
+    expected = np.matmul(v * v, np.ones(3))
+
+    def no_blas(*args, **kwargs):
+        raise AssertionError("np.matmul called")
+
+    monkeypatch.setattr(np, "matmul", no_blas)
+    assert np.array_equal(_sum_of_squares(v), expected)
+    rq.rq_to_quat(v)
+    rq.quat_to_rq(rq.rq_to_quat(v))
+
+
 def test_rq_to_quat_keeps_sign_beyond_pi():
     q = rq.rq_to_quat([0.0, 0.0, 4.0])
     assert q[0] < 0
