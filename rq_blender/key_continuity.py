@@ -112,7 +112,8 @@ def apply_filter(
             continue
         if channel is not None:
             at_keys = np.searchsorted(times, channel.keys.times)
-            if not np.delete(moved, at_keys).any():
+            # Keyed at every time (the usual case), or moved only where it has keys.
+            if len(at_keys) == len(times) or not np.delete(moved, at_keys).any():
                 animdata.shift_keys(channel, delta[at_keys])
                 continue
         animdata.write_keys(
