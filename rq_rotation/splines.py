@@ -78,11 +78,15 @@ def _blossom(
     p: NDArray[np.float64], a: ArrayLike, b: ArrayLike, c: ArrayLike
 ) -> NDArray[np.float64]:
     """Blossom of Bezier segments ``p`` (..., 4, 3) at parameters ``a, b, c`` (broadcast)."""
-    pts = [p[..., i, :] for i in range(4)]
+    lead = np.broadcast_shapes(p.shape[:-2], np.shape(a), np.shape(b), np.shape(c))
+    # Each control point as (3, *lead), contiguous: the elementwise passes run along whole
+    # rows (over (..., 3) views numpy loops 3 values at a time). The same operations.
+    points = np.moveaxis(np.broadcast_to(p, (*lead, *p.shape[-2:])), (-2, -1), (0, 1))
+    pts = list(np.ascontiguousarray(points))
     for u in (a, b, c):
-        u = np.asarray(u)[..., None]
+        u = np.asarray(u)
         pts = [x + u * (y - x) for x, y in zip(pts[:-1], pts[1:], strict=True)]
-    return pts[0]
+    return np.ascontiguousarray(np.moveaxis(pts[0], 0, -1))
 
 
 def bezier_values(control_points: NDArray[np.float64], u: ArrayLike) -> NDArray[np.float64]:
