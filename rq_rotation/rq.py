@@ -13,7 +13,15 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import as_matrices, as_quats, as_vectors, check_zero_quats, run_chunked
+from ._checks import (
+    as_matrices,
+    as_quats,
+    as_vectors,
+    check_zero_quats,
+    norm,
+    run_chunked,
+    sum_of_squares,
+)
 from .quaternion import _matrix_to_quat, _quat_to_matrix_unit
 
 __all__ = [
@@ -44,26 +52,13 @@ _SIN_HALF_SERIES = (0.5, -1.0 / 48.0, 1.0 / 3840.0, -1.0 / 645120.0)
 SMALL_RATIO_QUAT_TO_RQ = 1e-3
 
 
-def _sum_of_squares(v: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``x^2 + y^2 + z^2`` of each row of ``v`` (n, 3), summed in that order -> (n,).
-
-    The same float64 values as ``(v * v) @ ones(3)``, without a BLAS call: numpy's OpenBLAS
-    hands a long matrix-vector product to worker threads, which then spin for a while
-    (numpy 1.26 in Blender 4.5 took about 1.5 times the wall time in CPU over the operators'
-    numpy passes, and on a busy machine the spinning thread slowed them)."""
-    out = v[:, 0] * v[:, 0]
-    out += v[:, 1] * v[:, 1]
-    out += v[:, 2] * v[:, 2]
-    return out
-
-
 def _rq_to_quat_block(v: NDArray[np.float64], out: NDArray[np.float64]) -> None:
     """``rq_to_quat`` kernel for a block ``v`` (n, 3) -> ``out`` (n, 4).
 
     One transcendental call: with ``t = tan(theta/4)``,
     ``cos(theta/2) = (1 - t^2) / (1 + t^2)`` and ``sin(theta/2) = 2 t / (1 + t^2)``.
     """
-    th2 = _sum_of_squares(v)
+    th2 = sum_of_squares(v)
     th = np.sqrt(th2)
     t = np.multiply(th, 0.25)
     np.tan(t, out=t)
@@ -133,7 +128,7 @@ def _quat_to_rq_block(q: NDArray[np.float64], out: NDArray[np.float64]) -> None:
     """``quat_to_rq`` kernel (no ``near``) for a block ``q`` (n, 4) -> ``out`` (n, 3)."""
     w = q[:, 0]
     xyz = q[:, 1:]
-    n2 = _sum_of_squares(xyz)
+    n2 = sum_of_squares(xyz)
     n = np.sqrt(n2)
     aw = np.abs(w)
     f = np.arctan2(n, aw)
@@ -181,14 +176,14 @@ def _nearest_equivalent(v: NDArray[np.float64], near: NDArray[np.float64]) -> ND
     to ``near`` has the signed length closest to ``near . u``. For the identity (``v = 0``)
     every shell point is equivalent: ``2 pi round(|near| / 2 pi)`` along ``near``.
     """
-    ang = np.linalg.norm(v, axis=-1)
+    ang = norm(v)
     with np.errstate(divide="ignore", invalid="ignore"):
         u = v / ang[..., None]
     s = np.einsum("...i,...i->...", near, u)
     k = np.round((s - ang) / TWO_PI)
     mag = ang + TWO_PI * k
     vn = u * mag[..., None]
-    nn = np.linalg.norm(near, axis=-1)
+    nn = norm(near)
     kk = np.round(nn / TWO_PI)
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = np.where(kk > 0, TWO_PI * kk / nn, 0.0)
@@ -293,7 +288,7 @@ def rq_sequence_continuous(v: ArrayLike, restart: ArrayLike | None = None) -> ND
     q = _rq_to_quat(v)
     w = q[:, 0]
     xyz = q[:, 1:]
-    n = np.linalg.norm(xyz, axis=1)
+    n = norm(xyz)
     ang = 2.0 * np.arctan2(n, np.abs(w))
     with np.errstate(divide="ignore", invalid="ignore"):
         u = xyz * (np.copysign(1.0, w) / n)[:, None]
