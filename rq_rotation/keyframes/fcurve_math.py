@@ -285,7 +285,9 @@ def evaluate_segments(
     exact_right = np.abs(x[:, 3] - t) <= EXACT_THRESHOLD
     exact_left = np.abs(x[:, 0] - t) <= EXACT_THRESHOLD
     todo = ~(exact_left | exact_right)
-    out = np.where(exact_right[:, None], y[:, 3], y[:, 0])  # exact hits; CONSTANT holds
+    # Exact hits take the key's value, CONSTANT holds the left one (rows gathered: a row mask
+    # broadcast over (m, k) would loop k values at a time).
+    out = y[np.arange(len(t)), np.where(exact_right, 3, 0)]
     lin = todo & (ipo == LINEAR)
     if lin.any():
         fac = ((t[lin] - x[lin, 0]) / (x[lin, 3] - x[lin, 0]))[:, None]
@@ -605,7 +607,7 @@ def evaluate_stacked_together(
         exact_right = np.abs(xs[right] - ti) <= EXACT_THRESHOLD
         exact_left = np.abs(xs[left] - ti) <= EXACT_THRESHOLD
         todo = ~(exact_left | exact_right)
-        val = None if todo.all() else np.where(exact_right[:, None], ys[right], ys[left])
+        val = None if todo.all() else ys[np.where(exact_right, right, left)]
         if todo.any():
             lt = left if val is None else left[todo]
             ipo = base.interpolation[lt]
