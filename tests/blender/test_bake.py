@@ -55,9 +55,7 @@ def test_every_frame_bake_matches_shells_spins_and_subframe_keys(addon):
 
 
 @pytest.mark.parametrize("keys", ["EVERY_FRAME", "REDUCED"])
-def test_bake_writes_the_curves_it_prepared_without_searching_the_action(
-    addon, monkeypatch, keys
-):
+def test_bake_writes_the_curves_it_prepared_without_searching_the_action(addon, monkeypatch, keys):
     """Every curve the bake writes is one `conversion.apply_plan` prepared (reused or made)
     or wrote before: `animdata.write_keys` never searches the action (``FCurves.find`` scans
     every curve, quadratic over a rig's bones). The pose still matches at every frame."""
