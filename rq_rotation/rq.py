@@ -81,7 +81,8 @@ def _rq_to_quat_block(v: NDArray[np.float64], out: NDArray[np.float64]) -> None:
     ser *= th2
     ser += c0
     k = np.where(th < SMALL_ANGLE_RQ_TO_QUAT, ser, k)
-    np.multiply(v, k[..., None], out=out[..., 1:])
+    for j in range(3):  # (column by column: a (n, 1) factor broadcast over (n, 3) loops per row)
+        np.multiply(v[:, j], k, out=out[:, j + 1])
 
 
 def _rq_to_quat(v: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -151,7 +152,8 @@ def _quat_to_rq_block(q: NDArray[np.float64], out: NDArray[np.float64]) -> None:
     np.less(n, small, out=small)
     f = np.where(small, ser, f)
     np.copysign(f, w, out=f)
-    np.multiply(xyz, f[:, None], out=out)
+    for j in range(3):  # (column by column, as in `_rq_to_quat_block`)
+        np.multiply(xyz[:, j], f, out=out[:, j])
 
 
 def _quat_to_rq(
