@@ -160,7 +160,8 @@ class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
             converted = self._convert(context)
             targets = parameter_curves.target_parameters(context, PARAMETERS)
         minimum = 3 if self.kind == 'BSPLINE' else 2
-        usable = [c for c in targets if len(c.key_times()) >= minimum]
+        keyed = [(c, times) for c in targets if len(times := c.key_times()) >= minimum]
+        usable = [c for c, _ in keyed]
         if not usable:
             self.report(
                 {'WARNING'},
@@ -169,7 +170,7 @@ class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
             return {'FINISHED'} if converted else {'CANCELLED'}
         kind = spline_keys.KINDS[self.kind]
         with progress.progress(context, 2 * len(usable)) as update:
-            results = parameter_splines.fit(usable, kind, self.tolerance)
+            results = parameter_splines.fit(usable, [t for _, t in keyed], kind, self.tolerance)
             update(len(usable))
             written = added = jumps = 0
             worst = 0.0

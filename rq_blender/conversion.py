@@ -417,6 +417,7 @@ class _Reduction:
     target: str
     track: Track
     kept: np.ndarray  # (n,) bool
+    # Its target curves in value order: `_replace_curves`' (keyless), then as last written.
     fcurves: list[bpy.types.FCurve] = field(default_factory=list)
 
 
@@ -450,7 +451,9 @@ def _write_reduced(reductions: Sequence[_Reduction], tolerance: float) -> None:
         for i, item in enumerate(active):
             item.kept = kept[starts[i] : starts[i + 1]]
     for item in reductions:
-        item.fcurves = _write_track(item.owner, item.bone, item.target, item.track, item.kept)
+        item.fcurves = _write_track(
+            item.owner, item.bone, item.target, item.track, item.kept, item.fcurves
+        )
     if not active:
         return
     track_of = np.repeat(np.arange(len(active)), sizes)
@@ -666,7 +669,7 @@ def apply_plan(
                 if track is None:
                     continue
                 if track.interpolation is None:
-                    item = _Reduction(owner, plan.name, plan.target, track, np.empty(0))
+                    item = _Reduction(owner, plan.name, plan.target, track, np.empty(0), fcurves)
                     reductions.append((done, item))
                     counts.append(item)
                 else:

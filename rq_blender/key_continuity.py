@@ -103,8 +103,6 @@ def apply_filter(
     changed = np.abs(after - before).max(axis=1, initial=0.0) > UNCHANGED
     if not changed.any():
         return 0
-    owner = animdata.fcurve_owner(curves.use, ensure=True)
-    assert owner is not None  # ensure=True creates it
     for index, channel in enumerate(curves.channels):
         delta = after[:, index] - before[:, index]
         moved = np.abs(delta) > UNCHANGED
@@ -112,9 +110,12 @@ def apply_filter(
             continue
         if channel is not None:
             at_keys = np.searchsorted(times, channel.keys.times)
-            if not np.delete(moved, at_keys).any():
+            # Keyed at every time (the usual case), or moved only where it has keys.
+            if len(at_keys) == len(times) or not np.delete(moved, at_keys).any():
                 animdata.shift_keys(channel, delta[at_keys])
                 continue
+        owner = animdata.fcurve_owner(curves.use, ensure=True)  # (only here: not shifted)
+        assert owner is not None  # ensure=True creates it
         animdata.write_keys(
             owner,
             curves.data_path,

@@ -104,7 +104,8 @@ def read_parameter(
     ``index``: the action use's `animdata.fcurve_index`, when reading many parameters."""
     parameter = PARAMETERS[name]
     data_path = animdata.bone_data_path(bone_name, parameter.path)
-    channels = animdata.read_channels(animdata.fcurve_owner(use), data_path, parameter.size, index)
+    owner = None if index is not None else animdata.fcurve_owner(use)  # (the index has them)
+    channels = animdata.read_channels(owner, data_path, parameter.size, index)
     if all(c is None for c in channels):
         return None
     return ParameterCurves(obj, bone_name, name, use, channels)

@@ -33,24 +33,47 @@ def _as_vectors(
     return lambda t: swing_vector(curves.values(t))
 
 
+def key_values(usable: Sequence[ParameterCurves], times: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Each parameter's values (K, k) at its key ``times`` (K,), in the order of ``usable``:
+    the parameters of one name (one size k) evaluated in one `animdata.ChannelStack` pass
+    (the values of `ParameterCurves.values`, without a pass per curve)."""
+    out: list[np.ndarray] = [np.empty(0)] * len(usable)
+    for name in {curves.name for curves in usable}:
+        index = [i for i, curves in enumerate(usable) if curves.name == name]
+        stack = animdata.ChannelStack(
+            [usable[i].channels for i in index], np.array([usable[i].static for i in index])
+        )
+        sizes = [len(times[i]) for i in index]
+        values = stack.evaluate(
+            np.repeat(np.arange(len(index)), sizes), np.concatenate([times[i] for i in index])
+        )
+        for i, part in zip(index, np.split(values, np.cumsum(sizes)[:-1]), strict=True):
+            out[i] = part
+    return out
+
+
 def fit(
-    usable: Sequence[ParameterCurves], kind: spline_keys.Kind, tolerance: float
+    usable: Sequence[ParameterCurves],
+    times: Sequence[np.ndarray],
+    kind: spline_keys.Kind,
+    tolerance: float,
 ) -> list[spline_keys.SplineKeys]:
     """The keys of every parameter's spline of ``kind`` (a `spline_keys.KINDS` value), in the
-    order of ``usable``; ``tolerance`` (radians) as `spline_keys.fit_many` takes it."""
+    order of ``usable``; ``times`` are each parameter's key times (`ParameterCurves.key_times`),
+    ``tolerance`` (radians) as `spline_keys.fit_many` takes it."""
     hermite = kind == spline_keys.KINDS["HERMITE"]
     results: dict[int, spline_keys.SplineKeys] = {}
     batches: dict[bool, list[tuple[int, spline_keys.SplineInput]]] = {False: [], True: []}
-    for number, curves in enumerate(usable):
-        times = curves.key_times()
+    keyed = key_values(usable, times)
+    for number, (curves, at, values) in enumerate(zip(usable, times, keyed, strict=True)):
         if curves.name == TWIST.name:
-            rates = spline_keys.rates_of(curves.values, times)[:, 0] if hermite else None
-            results[number] = spline_keys.fit_scalar(times, curves.values(times)[:, 0], kind, rates)
+            rates = spline_keys.rates_of(curves.values, at)[:, 0] if hermite else None
+            results[number] = spline_keys.fit_scalar(at, values[:, 0], kind, rates)
             continue
         planar = curves.name == SWING.name
-        values = _as_vectors(curves)
-        omega = spline_keys.angular_velocities_of(values, times) if hermite else None
-        batches[planar].append((number, spline_keys.SplineInput(times, values(times), omega)))
+        omega = spline_keys.angular_velocities_of(_as_vectors(curves), at) if hermite else None
+        vectors = swing_vector(values) if planar else values
+        batches[planar].append((number, spline_keys.SplineInput(at, vectors, omega)))
     for planar, batch in batches.items():
         fitted = spline_keys.fit_many([item for _, item in batch], kind, tolerance, planar=planar)
         results.update(zip((number for number, _ in batch), fitted, strict=True))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import as_matrices, as_quats, as_vectors
+from ._checks import as_matrices, as_quats, as_vectors, norm
 
 __all__ = [
     "align_quat_signs",
@@ -189,7 +189,7 @@ def quat_angle_between(p: ArrayLike, q: ArrayLike) -> NDArray[np.float64]:
     either quaternion does not matter.
     """
     d = _qmul(_conj(as_quats(p, "p")), as_quats(q, "q"))
-    return 2.0 * np.arctan2(np.linalg.norm(d[..., 1:], axis=-1), np.abs(d[..., 0]))
+    return 2.0 * np.arctan2(norm(d[..., 1:]), np.abs(d[..., 0]))
 
 
 def align_quat_signs(q: ArrayLike) -> NDArray[np.float64]:

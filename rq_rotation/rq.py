@@ -13,7 +13,15 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import as_matrices, as_quats, as_vectors, check_zero_quats, run_chunked
+from ._checks import (
+    as_matrices,
+    as_quats,
+    as_vectors,
+    check_zero_quats,
+    norm,
+    run_chunked,
+    sum_of_squares,
+)
 from .quaternion import _matrix_to_quat, _quat_to_matrix_unit
 
 __all__ = [
@@ -44,16 +52,13 @@ _SIN_HALF_SERIES = (0.5, -1.0 / 48.0, 1.0 / 3840.0, -1.0 / 645120.0)
 SMALL_RATIO_QUAT_TO_RQ = 1e-3
 
 
-_ONES3 = np.ones(3)
-
-
 def _rq_to_quat_block(v: NDArray[np.float64], out: NDArray[np.float64]) -> None:
     """``rq_to_quat`` kernel for a block ``v`` (n, 3) -> ``out`` (n, 4).
 
     One transcendental call: with ``t = tan(theta/4)``,
     ``cos(theta/2) = (1 - t^2) / (1 + t^2)`` and ``sin(theta/2) = 2 t / (1 + t^2)``.
     """
-    th2 = np.matmul(v * v, _ONES3)
+    th2 = sum_of_squares(v)
     th = np.sqrt(th2)
     t = np.multiply(th, 0.25)
     np.tan(t, out=t)
@@ -76,7 +81,8 @@ def _rq_to_quat_block(v: NDArray[np.float64], out: NDArray[np.float64]) -> None:
     ser *= th2
     ser += c0
     k = np.where(th < SMALL_ANGLE_RQ_TO_QUAT, ser, k)
-    np.multiply(v, k[..., None], out=out[..., 1:])
+    for j in range(3):  # (column by column: a (n, 1) factor broadcast over (n, 3) loops per row)
+        np.multiply(v[:, j], k, out=out[:, j + 1])
 
 
 def _rq_to_quat(v: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -123,7 +129,7 @@ def _quat_to_rq_block(q: NDArray[np.float64], out: NDArray[np.float64]) -> None:
     """``quat_to_rq`` kernel (no ``near``) for a block ``q`` (n, 4) -> ``out`` (n, 3)."""
     w = q[:, 0]
     xyz = q[:, 1:]
-    n2 = np.matmul(xyz * xyz, _ONES3)
+    n2 = sum_of_squares(xyz)
     n = np.sqrt(n2)
     aw = np.abs(w)
     f = np.arctan2(n, aw)
@@ -146,7 +152,8 @@ def _quat_to_rq_block(q: NDArray[np.float64], out: NDArray[np.float64]) -> None:
     np.less(n, small, out=small)
     f = np.where(small, ser, f)
     np.copysign(f, w, out=f)
-    np.multiply(xyz, f[:, None], out=out)
+    for j in range(3):  # (column by column, as in `_rq_to_quat_block`)
+        np.multiply(xyz[:, j], f, out=out[:, j])
 
 
 def _quat_to_rq(
@@ -171,14 +178,14 @@ def _nearest_equivalent(v: NDArray[np.float64], near: NDArray[np.float64]) -> ND
     to ``near`` has the signed length closest to ``near . u``. For the identity (``v = 0``)
     every shell point is equivalent: ``2 pi round(|near| / 2 pi)`` along ``near``.
     """
-    ang = np.linalg.norm(v, axis=-1)
+    ang = norm(v)
     with np.errstate(divide="ignore", invalid="ignore"):
         u = v / ang[..., None]
     s = np.einsum("...i,...i->...", near, u)
     k = np.round((s - ang) / TWO_PI)
     mag = ang + TWO_PI * k
     vn = u * mag[..., None]
-    nn = np.linalg.norm(near, axis=-1)
+    nn = norm(near)
     kk = np.round(nn / TWO_PI)
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = np.where(kk > 0, TWO_PI * kk / nn, 0.0)
@@ -283,7 +290,7 @@ def rq_sequence_continuous(v: ArrayLike, restart: ArrayLike | None = None) -> ND
     q = _rq_to_quat(v)
     w = q[:, 0]
     xyz = q[:, 1:]
-    n = np.linalg.norm(xyz, axis=1)
+    n = norm(xyz)
     ang = 2.0 * np.arctan2(n, np.abs(w))
     with np.errstate(divide="ignore", invalid="ignore"):
         u = xyz * (np.copysign(1.0, w) / n)[:, None]

@@ -78,11 +78,25 @@ def _blossom(
     p: NDArray[np.float64], a: ArrayLike, b: ArrayLike, c: ArrayLike
 ) -> NDArray[np.float64]:
     """Blossom of Bezier segments ``p`` (..., 4, 3) at parameters ``a, b, c`` (broadcast)."""
-    pts = [p[..., i, :] for i in range(4)]
+    lead = np.broadcast_shapes(p.shape[:-2], np.shape(a), np.shape(b), np.shape(c))
+    # Each control point as a (3, *lead) view, and every result as contiguous (3, *lead)
+    # rows: the elementwise passes run along whole rows (over (..., 3) views numpy loops 3
+    # values at a time). ``(y - x) * u + x`` in place: ``x + u[..., None] * (y - x)``'s
+    # values and types (``u`` promotes as an array), without a copy of ``p``.
+    pts = list(np.moveaxis(np.broadcast_to(p, (*lead, *p.shape[-2:])), (-2, -1), (0, 1)))
     for u in (a, b, c):
-        u = np.asarray(u)[..., None]
-        pts = [x + u * (y - x) for x, y in zip(pts[:-1], pts[1:], strict=True)]
-    return pts[0]
+        u = np.asarray(u)
+        level = []
+        for x, y in zip(pts[:-1], pts[1:], strict=True):
+            d = np.subtract(y, x, order="C")
+            dtype = np.result_type(d, np.atleast_1d(u))
+            if dtype == d.dtype:
+                np.multiply(d, u, out=d)
+            else:
+                d = np.multiply(d, u, dtype=dtype)
+            level.append(np.add(d, x, out=d))
+        pts = level
+    return np.ascontiguousarray(np.moveaxis(pts[0], 0, -1))
 
 
 def bezier_values(control_points: NDArray[np.float64], u: ArrayLike) -> NDArray[np.float64]:

@@ -132,7 +132,7 @@ def _correct_bezpart(
     """Shorten each handle of each segment that reaches past the other key in time.
 
     ``BKE_fcurve_correct_bezpart`` (each handle on its own, scaled to the segment's span).
-    ``x1..x4`` (m,) float32 frames of the keys and handles, ``y1..y4`` (m, k) float32 values
+    ``x1..x4`` (m,) float32 frames of the keys and handles, ``y1..y4`` (k, m) float32 values
     (k components sharing those frames: the factor depends on the frames only). Returns the
     corrected ``(x2, x3, y2, y3)``.
     """
@@ -149,8 +149,8 @@ def _correct_bezpart(
         fac2 = np.where(long2, span / len2, _f32(1.0)).astype(np.float32)
     x2 = np.where(long1, x1 - fac1 * (x1 - x2), x2)
     x3 = np.where(long2, x4 - fac2 * (x4 - x3), x3)
-    y2 = np.where(long1[:, None], y1 - fac1[:, None] * (y1 - y2), y2)
-    y3 = np.where(long2[:, None], y4 - fac2[:, None] * (y4 - y3), y3)
+    y2 = np.where(long1, y1 - fac1 * (y1 - y2), y2)
+    y3 = np.where(long2, y4 - fac2 * (y4 - y3), y3)
     return x2, x3, y2, y3
 
 
@@ -235,7 +235,8 @@ def _solve_cubic(c0: np.ndarray, c1: np.ndarray, c2: np.ndarray, c3: np.ndarray)
 def _bezier_y(
     s: np.ndarray, y1: np.ndarray, y2: np.ndarray, y3: np.ndarray, y4: np.ndarray
 ) -> np.ndarray:
-    """``berekeny``: the cubic Bezier ``y1..y4`` at parameter ``s``, float32; shape (m,)."""
+    """``berekeny``: the cubic Bezier ``y1..y4`` at parameter ``s``, float32, elementwise
+    (broadcast: ``s`` (m,) with values (k, m) gives (k, m))."""
     c0 = y1
     c1 = _f32(3.0) * (y2 - y1)
     c2 = _f32(3.0) * (y1 - _f32(2.0) * y2 + y3)
@@ -284,7 +285,9 @@ def evaluate_segments(
     exact_right = np.abs(x[:, 3] - t) <= EXACT_THRESHOLD
     exact_left = np.abs(x[:, 0] - t) <= EXACT_THRESHOLD
     todo = ~(exact_left | exact_right)
-    out = np.where(exact_right[:, None], y[:, 3], y[:, 0])  # exact hits; CONSTANT holds
+    # Exact hits take the key's value, CONSTANT holds the left one (rows gathered: a row mask
+    # broadcast over (m, k) would loop k values at a time).
+    out = y[np.arange(len(t)), np.where(exact_right, 3, 0)]
     lin = todo & (ipo == LINEAR)
     if lin.any():
         fac = ((t[lin] - x[lin, 0]) / (x[lin, 3] - x[lin, 0]))[:, None]
@@ -294,21 +297,24 @@ def evaluate_segments(
         every = bool(bez.all())  # (the usual case: no copies)
         xb, yb = (x, y) if every else (x[bez], y[bez])
         x1, x2, x3, x4 = (xb[:, j] for j in range(4))
-        y1, y2, y3, y4 = (yb[:, j] for j in range(4))
+        # The values as (4, k, m): each point's (k, m) contiguous, so every elementwise pass
+        # runs along whole rows (over (m, k) column views numpy loops k values at a time, m
+        # times: most of the time of a long evaluation). The same float32 operations.
+        y1, y2, y3, y4 = np.ascontiguousarray(yb.transpose(1, 2, 0))
         flat = (
             (np.abs(y1 - y4) < _F32_EPS)
             & (np.abs(y2 - y3) < _F32_EPS)
             & (np.abs(y3 - y4) < _F32_EPS)
         )
         x2, x3, y2, y3 = _correct_bezpart(x1, x2, x3, x4, y1, y2, y3, y4)
-        s = _solve_bezier_parameter(t if every else t[bez], x1, x2, x3, x4)[:, None]
+        s = _solve_bezier_parameter(t if every else t[bez], x1, x2, x3, x4)
         value = _bezier_y(s, y1, y2, y3, y4)
         value = np.where(np.isnan(s), _f32(0.0), value)  # no root (degenerate handles): 0
         if every:
-            out = np.where(flat, y1, value)
+            out = np.where(flat, y1, value).T
         else:
-            out[bez] = np.where(flat, y1, value)
-    out = out.astype(np.float64)
+            out[bez] = np.where(flat, y1, value).T
+    out = out.astype(np.float64, order="C")
     return out[:, 0] if single else out
 
 
@@ -601,7 +607,7 @@ def evaluate_stacked_together(
         exact_right = np.abs(xs[right] - ti) <= EXACT_THRESHOLD
         exact_left = np.abs(xs[left] - ti) <= EXACT_THRESHOLD
         todo = ~(exact_left | exact_right)
-        val = None if todo.all() else np.where(exact_right[:, None], ys[right], ys[left])
+        val = None if todo.all() else ys[np.where(exact_right, right, left)]
         if todo.any():
             lt = left if val is None else left[todo]
             ipo = base.interpolation[lt]

@@ -54,6 +54,29 @@ def test_every_frame_bake_matches_shells_spins_and_subframe_keys(addon):
         assert (np.einsum("ij,ij->i", q[1:], q[:-1]) > 0).all(), "quaternion sign flip"
 
 
+@pytest.mark.parametrize("keys", ["EVERY_FRAME", "REDUCED"])
+def test_bake_writes_the_curves_it_prepared_without_searching_the_action(addon, monkeypatch, keys):
+    """Every curve the bake writes is one `conversion.apply_plan` prepared (reused or made)
+    or wrote before: `animdata.write_keys` never searches the action (``FCurves.find`` scans
+    every curve, quadratic over a rig's bones). The pose still matches at every frame."""
+    animdata = ro.addon_module("rq_blender.animdata")
+    real = animdata.write_keys
+    given = []
+
+    def recording(*args, **kwargs):
+        given.append(kwargs.get("fcurve") is not None)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(animdata, "write_keys", recording)
+    obj = ro.rq_rig({"Shell": ro.shell_keys(), "Turn": [(1.0, (0, 0, 0)), (9.0, (0, 3.0, 1.0))]})
+    frames = ro.frame_range(obj)
+    before = rigs.pose_matrices(obj, frames)
+    assert bpy.ops.pose.rq_bake(target='QUATERNION', keys=keys) == {'FINISHED'}
+    assert len(given) >= 8 and all(given), given
+    if keys == "EVERY_FRAME":
+        _assert_matches(before, rigs.pose_matrices(obj, frames), "every frame")
+
+
 def test_frame_range_bakes_those_frames_only(addon):
     """``use_frame_range`` with ``frame_start``/``frame_end`` (as ``nla.bake`` names them):
     keys on exactly those frames, also past the bone's last key, each matching the pose."""

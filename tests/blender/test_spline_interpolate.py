@@ -414,3 +414,44 @@ def test_swing_through_the_shell_jumps_on_both_channels(addon, rq, capsys):
     spline = rq.rq_spline(frames, keys, "catmull_rom")
     deviation = _dense_deviation(rq, obj, SWING_PATH.format("S"), 2, spline, planar=True)
     assert deviation <= TOLERANCE * 1.05 + 1e-5, math.degrees(deviation)
+
+
+def test_key_values_are_each_parameters_values_at_its_keys(addon):
+    """`parameter_splines.key_values` evaluates every parameter of a name in one stacked pass:
+    the same values as each parameter's own `ParameterCurves.values`, also for a component
+    keyed at other frames, one without keys, a curve with a modifier (Blender evaluates it)
+    and the swing/twist parameters."""
+    parameter_curves = ro.addon_module("rq_blender.parameter_curves")
+    parameter_splines = ro.addon_module("rq_blender.parameter_splines")
+    obj = ro.rq_rig(
+        {
+            "A": [(1.0, (0.1, 0.2, 0.3)), (7.0, (2.0, -1.0, 0.5)), (12.0, (4.0, 1.0, -3.0))],
+            "B": [(2.0, (0.3, 0.0, -0.2)), (9.0, (-0.5, 1.5, 0.4))],
+        },
+        chain=False,
+    )
+    curves = ro.fcurve_map(obj)
+    curves[(RQ_PATH.format("A"), 1)].keyframe_points.insert(4.0, 0.7)  # another key time
+    curves[(RQ_PATH.format("B"), 2)].modifiers.new('NOISE')
+    animdata = ro.addon_module("rq_blender.animdata")
+    (use,) = animdata.actions_of(obj)
+    animdata.fcurve_owner(use).fcurves.remove(curves[(RQ_PATH.format("B"), 0)])  # no keys
+    twist_bone = rigs.armature(("S",), chain=False)
+    ro.key_swing_twist(
+        twist_bone.pose.bones["S"], [(1.0, (0.2, -0.4), 0.5), (6.0, (1.5, 0.3), -2.0)]
+    )
+    found = []
+    for armature in (obj, twist_bone):
+        (use,) = animdata.actions_of(armature)
+        for bone in armature.pose.bones:
+            for name in ("rq_vector", "rq_swing", "rq_twist"):
+                read = parameter_curves.read_parameter(armature, use, bone.name, name)
+                if read is not None:
+                    found.append(read)
+    assert sorted((p.bone_name, p.name) for p in found) == [
+        ("A", "rq_vector"), ("B", "rq_vector"), ("S", "rq_swing"), ("S", "rq_twist"),
+    ]  # fmt: skip
+    times = [p.key_times() for p in found]
+    got = parameter_splines.key_values(found, times)
+    for parameter, at, values in zip(found, times, got, strict=True):
+        assert np.array_equal(values, parameter.values(at)), (parameter.bone_name, parameter.name)

@@ -46,6 +46,29 @@ def test_rq_to_quat_matches_scipy(region_vectors, rng):
     np.testing.assert_allclose(np.linalg.norm(q, axis=1), 1.0, atol=4e-16)
 
 
+def test_sum_of_squares_and_norm_are_numpys_to_the_bit_without_blas(rng, monkeypatch):
+    """The kernels' ``|v|^2`` is ``(v * v) @ ones(3)`` and their ``|v|`` is
+    ``np.linalg.norm(v, axis=-1)``, to the bit, summed without a BLAS call (OpenBLAS's worker
+    threads spin after a long matrix-vector product)."""
+    from rq_rotation._checks import norm, sum_of_squares
+
+    v = rng.normal(size=(200_000, 3)) * np.exp(rng.uniform(-25.0, 4.0, size=(200_000, 1)))
+    v[:5] = 0.0
+    expected = np.matmul(v * v, np.ones(3))
+    quats = rng.normal(size=(7, 40, 4))
+    norms = [np.linalg.norm(a, axis=-1) for a in (v, quats[..., 1:], v[3])]
+
+    def no_blas(*args, **kwargs):
+        raise AssertionError("np.matmul called")
+
+    monkeypatch.setattr(np, "matmul", no_blas)
+    assert np.array_equal(sum_of_squares(v), expected)
+    for a, want in zip((v, quats[..., 1:], v[3]), norms, strict=True):
+        assert np.array_equal(norm(a), want)
+    rq.rq_to_quat(v)
+    rq.quat_to_rq(rq.rq_to_quat(v))
+
+
 def test_rq_to_quat_keeps_sign_beyond_pi():
     q = rq.rq_to_quat([0.0, 0.0, 4.0])
     assert q[0] < 0

@@ -271,3 +271,37 @@ def test_hermite_tangent_unbounded_on_a_shell_is_refused_with_a_clear_error():
     spline = rq.rq_spline(times, keys, "hermite", angular_velocities=along)
     # Through the keys' rotations (the key on the shell may be written in another chart).
     assert rq.quat_angle_between(spline.evaluate_quat(times), rq.rq_to_quat(keys)).max() < 1e-9
+
+
+def _reference_blossom(p, a, b, c):
+    """De Casteljau's blossom as written plainly on (..., 3) views (the layout-free form)."""
+    pts = [p[..., i, :] for i in range(4)]
+    for u in (a, b, c):
+        u = np.asarray(u)[..., None]
+        pts = [x + u * (y - x) for x, y in zip(pts[:-1], pts[1:], strict=True)]
+    return pts[0]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+def test_blossom_is_de_casteljau_to_the_bit_in_any_layout_and_type(dtype):
+    """`splines._blossom` runs on contiguous rows in place; its values and types are the plain
+    de Casteljau's, also for float32 and integer points and broadcast parameters."""
+    from rq_rotation.splines import _blossom
+
+    rng = np.random.default_rng(8)
+    p = (rng.normal(size=(500, 4, 3)) * 5).astype(dtype)
+    u = rng.random(500)
+    cases = [
+        (p, u, u, u),
+        (p, u, u, rng.random(500)),
+        (p[0], 0.3, 0.3, 0.7),
+        (p[0], u[:7], u[:7], u[:7]),
+        (p[:10], np.float32(0.5), 0.2, 0.9),
+        (p[:30].reshape(5, 6, 4, 3), rng.random((5, 6)), rng.random(6), 0.5),
+        (p[:20], 1.0, 1.0, 1.0),
+    ]
+    for case in cases:
+        got, want = _blossom(*case), _reference_blossom(*case)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert np.array_equal(got, want)
+        assert got.flags["C_CONTIGUOUS"]
