@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..modes import values_to_quat
+from ..modes import RQ, SWING_TWIST, values_to_quat
 
 # The largest rotation (radians) between two consecutive samples of the continuity chain. A
 # nearest-equivalent choice is right while the true step is under pi; the bounds used to
@@ -30,11 +30,20 @@ def _channel_steps(mode: str, values: np.ndarray) -> np.ndarray:
     (N, k) -> (N - 1,). Catches whole turns that quaternion distances cannot see (Euler or
     RQ channels moving by 2 pi).
 
-    Euler, RQ and swing/twist: the sum of the channels' absolute changes (a rotation about
-    one axis by ``e`` turns by at most ``|e|``, compositions add up, and the exponential map
-    never lengthens a path). QUATERNION and AXIS_ANGLE: approximate (see `refine_grid`).
+    Euler: the sum of the channels' absolute changes (a rotation about one axis by ``e``
+    turns by at most ``|e|`` and compositions add up). RQ: the length of the vector's change
+    (the exponential map never lengthens a path: its differential's singular values are 1
+    along the vector and ``sin(|v|/2) / (|v|/2)`` across it, and the straight segment between
+    two vectors is such a path). Swing/twist: the swing's change in length (a 2-DOF RQ
+    vector) plus the twist's. QUATERNION and AXIS_ANGLE: approximate (see `refine_grid`).
+    The Euclidean lengths are tighter than the channel sums by up to sqrt(3) for RQ: a
+    vector spinning far past 2 pi about a tilted axis needs that many fewer samples.
     """
     delta = np.abs(np.diff(values, axis=0))
+    if mode == RQ:
+        return np.sqrt(np.einsum("ij,ij->i", delta, delta))
+    if mode == SWING_TWIST:
+        return np.sqrt(delta[:, 0] * delta[:, 0] + delta[:, 1] * delta[:, 1]) + delta[:, 2]
     if mode == "QUATERNION":
         norm = np.linalg.norm(values, axis=1)
         low = np.maximum(np.minimum(norm[1:], norm[:-1]), 1e-12)

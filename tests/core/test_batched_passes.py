@@ -393,7 +393,7 @@ def test_held_stretches_get_their_ends_and_no_samples_and_chain_as_refined_jumps
     np.testing.assert_array_equal(g_q, values_to_quat("RQ", g_values))
     # Every other gap of a line turns at most MAX_STEP (channels and rotation).
     gap = (g_line[1:] == g_line[:-1]) & ~((grid[:-1] == 6.5) & (g_line[:-1] == 0))
-    steps = np.abs(np.diff(g_values, axis=0)).sum(axis=1)
+    steps = np.linalg.norm(np.diff(g_values, axis=0), axis=1)  # RQ's channel bound
     assert steps[gap].max() <= MAX_STEP + 1e-12
     # The plain refinement splits the jump pass after pass: more samples, same chain.
     assert held_calls < sum(calls)

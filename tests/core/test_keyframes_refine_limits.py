@@ -40,14 +40,48 @@ def _random_keys(mode, rng, n):
     return rng.uniform(-12.0, 12.0, (n, 3))
 
 
+def _channel_bound(mode, values):
+    """The mode's bound of each step's rotation angle from its channels (N, k) -> (N - 1,):
+    Euler, the sum of the changes; RQ, the vector's change in length; swing/twist, the
+    swing's change in length plus the twist's."""
+    delta = np.diff(values, axis=0)
+    if mode == "RQ":
+        return np.linalg.norm(delta, axis=1)
+    if mode == "SWING_TWIST":
+        return np.linalg.norm(delta[:, :2], axis=1) + np.abs(delta[:, 2])
+    return np.abs(delta).sum(axis=1)
+
+
 def _check_dense(mode, grid, values, q):
     """Every step of the grid turns at most MAX_STEP: in rotation, and (modes whose channels
-    bound the rotation) in the sum of the channels' changes."""
+    bound the rotation) in the mode's channel bound."""
     wide = np.diff(grid) >= 1e-3
     angle = rq.quat_angle_between(q[:-1], q[1:])
     assert angle[wide].max() <= MAX_STEP + 1e-12
     if mode in CHANNEL_BOUND_MODES:
-        assert np.abs(np.diff(values, axis=0)).sum(axis=1)[wide].max() <= MAX_STEP + 1e-12
+        assert _channel_bound(mode, values)[wide].max() <= MAX_STEP + 1e-12
+
+
+@pytest.mark.parametrize("mode", CHANNEL_BOUND_MODES)
+def test_the_channel_bound_is_never_below_the_rotation_angle(mode, rng):
+    # Steps of every size, from tiny to several turns, about random axes and past the shells.
+    start = rng.uniform(-15.0, 15.0, (20000, 3))
+    step = random_unit(rng, 20000) * np.exp(rng.uniform(-8.0, 2.5, (20000, 1)))
+    values = np.empty((40000, 3))
+    values[0::2], values[1::2] = start, start + step
+    q = modes.values_to_quat(mode, values)
+    angle = rq.quat_angle_between(q[0::2], q[1::2])
+    bound = refine._channel_steps(mode, values)[0::2]
+    np.testing.assert_allclose(bound, _channel_bound(mode, values)[0::2], rtol=1e-14)
+    assert (angle <= bound * (1.0 + 1e-12) + 1e-12).all()
+
+
+def test_an_rq_spin_about_a_tilted_axis_needs_fewer_samples_than_its_channel_sum():
+    # A turn of 5.9 pi about (1, 1, 1) / sqrt(3): the channels sum sqrt(3) times its length.
+    times = np.array([0.0, 10.0])
+    keys = np.array([[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]]) * (5.9 * np.pi / np.sqrt(3.0))
+    grid, *_ = refine.refine_grid("RQ", times, _linear_source(times, keys))
+    assert len(grid) - 1 == math.ceil(5.9 * np.pi / MAX_STEP)  # 24 steps, not 41
 
 
 @pytest.mark.parametrize("mode", list(modes.MODES))
