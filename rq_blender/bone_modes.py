@@ -63,16 +63,13 @@ def current_mode(pose_bone: bpy.types.PoseBone) -> str:
     """'RQ', 'SWING_TWIST', or the bone's native ``rotation_mode``.
 
     Derived from the file alone: an add-on mode is a bone in ``'AXIS_ANGLE'`` mode whose
-    angle driver reads that mode's first parameter property.
+    angle driver reads that mode's first parameter property (`drivers.angle_reads`,
+    remembered inside a `drivers.lookups` block).
     """
     native = pose_bone.rotation_mode
     if native != drivers.DRIVEN_MODE:
         return native
-    armature_object = cast(bpy.types.Object, pose_bone.id_data)
-    angle = drivers.find(armature_object, drivers.driven_path(pose_bone), 0)
-    if angle is None:
-        return native
-    read = {variable.targets[0].data_path for variable in angle.driver.variables}
+    read = drivers.angle_reads(pose_bone)
     for mode in ADDON_MODES:
         first_parameter = MODES[mode].parameters[0].path
         if any(first_parameter in path for path in read):

@@ -192,11 +192,40 @@ def bone_drivers(pose_bone: bpy.types.PoseBone) -> list[bpy.types.FCurve]:
     return [fcurves[0] for fcurves in (index.get((path, i)) for i in range(4)) if fcurves]
 
 
+def angle_reads(pose_bone: bpy.types.PoseBone) -> tuple[str, ...]:
+    """The data paths the variables of the driver on the bone's angle channel (index 0 of
+    its driven channel) read, in variable order; empty when the channel is not driven.
+
+    Inside a `lookups` block remembered per bone until `install` or `remove` changes its
+    drivers: a rig-wide operator asks for a bone's mode (``bone_modes.current_mode``) several
+    times (the bake: choosing the bones, planning, checking values, leaving the mode), and
+    reading a driver's variables costs RNA calls each time."""
+    obj = cast(bpy.types.Object, pose_bone.id_data)
+    if not _INDEXES:
+        return _read_angle(obj, pose_bone)
+    key = (obj.as_pointer(), pose_bone.name)
+    reads = _READS.get(key)
+    if reads is None:
+        reads = _READS[key] = _read_angle(obj, pose_bone)
+    return reads
+
+
+def _read_angle(obj: bpy.types.Object, pose_bone: bpy.types.PoseBone) -> tuple[str, ...]:
+    """`angle_reads` looked up anew."""
+    angle = find(obj, driven_path(pose_bone), 0)
+    if angle is None:
+        return ()
+    return tuple(variable.targets[0].data_path for variable in angle.driver.variables)
+
+
 # The open `workbench` blocks, innermost last.
 _WORKBENCHES: list[_Workbench] = []
 # The outermost open `lookups` block's driver indexes (`find`) by object pointer; empty list
 # outside any block.
 _INDEXES: list[dict[int, dict[tuple[str, int], list[bpy.types.FCurve]]]] = []
+# The outermost open `lookups` block's `angle_reads` by (object pointer, bone name); empty
+# outside any block.
+_READS: dict[tuple[int, str], tuple[str, ...]] = {}
 
 
 @contextmanager
@@ -211,6 +240,7 @@ def lookups() -> Iterator[None]:
         yield
     finally:
         _INDEXES.clear()
+        _READS.clear()
 
 
 def with_lookups(execute: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
@@ -310,6 +340,7 @@ def install(pose_bone: bpy.types.PoseBone, specs: Sequence[DriverSpec]) -> None:
     bone_path = pose_bone.path_from_id()
     target_drivers = armature_object.animation_data_create().drivers
     index = _driver_index(armature_object)
+    _READS.pop((armature_object.as_pointer(), pose_bone.name), None)
     path = f"{bone_path}.{DRIVEN_PROPERTY}"  # driven_path
     for prototype in _prototypes(entry, tuple(specs), armature_object):
         spec = prototype.spec
@@ -366,6 +397,7 @@ def _prototypes(
 def remove(pose_bone: bpy.types.PoseBone) -> None:
     """Remove every driver on the bone's driven channel."""
     obj = cast(bpy.types.Object, pose_bone.id_data)
+    _READS.pop((obj.as_pointer(), pose_bone.name), None)
     for fcurve in bone_drivers(pose_bone):
         if _INDEXES:
             _driver_index(obj)[(fcurve.data_path, fcurve.array_index)].pop(0)

@@ -635,6 +635,32 @@ def test_driver_lookups_in_a_workbench_match_blenders_find(addon):
     assert bone_modes.current_mode(a) == "SWING_TWIST" and bone_modes.current_mode(c) == "RQ"
 
 
+def test_modes_remembered_in_a_lookups_block_follow_install_and_remove(addon):
+    """Inside a `lookups` block a bone's angle driver's reads are remembered
+    (`drivers.angle_reads`, asked by every `bone_modes.current_mode`) until `install` or
+    `remove` changes the bone's drivers: entering a mode, leaving it for axis-angle (the
+    driven mode itself) and switching between add-on modes each give the bone's new mode,
+    as outside a block."""
+    drivers = addon.rq_blender.drivers
+    bone_modes = addon.rq_blender.bone_modes
+    obj = armature(("A", "B"))
+    a, b = obj.pose.bones
+    a.rotation_mode = 'AXIS_ANGLE'
+    bone_modes.enter_mode(b, "RQ", (0.1, 0.2, 0.3))
+    with drivers.lookups():
+        assert bone_modes.current_mode(a) == 'AXIS_ANGLE'  # remembered: no driver
+        assert drivers.angle_reads(b) is drivers.angle_reads(b)  # remembered, not read anew
+        assert bone_modes.current_mode(b) == "RQ"
+        bone_modes.enter_mode(a, "RQ", (0.0, 0.5, 0.0))  # `install` forgets A's
+        assert bone_modes.current_mode(a) == "RQ"
+        bone_modes.leave_mode(a, 'AXIS_ANGLE')  # `remove` forgets it
+        assert bone_modes.current_mode(a) == 'AXIS_ANGLE'
+        bone_modes.enter_mode(b, "SWING_TWIST", ((0.1, 0.2), 0.3))
+        assert bone_modes.current_mode(b) == "SWING_TWIST"
+    assert bone_modes.current_mode(a) == 'AXIS_ANGLE'
+    assert bone_modes.current_mode(b) == "SWING_TWIST"
+
+
 def _driver_record(fcurve) -> tuple:
     """What a driver F-curve is: path, index, keys, modifiers, type, expression, variables."""
     driver = fcurve.driver
