@@ -691,5 +691,5 @@ def apply_plan(
             plan.widened = widen_limits(obj.pose.bones[plan.name], written[done], plan.static)
         if progress is not None:
             progress(0.5 + 0.5 * (done + 1) / len(plans))
-    obj.update_tag()
+    obj.update_tag()  # once for the modes and static rotations (`PoseBatch`), keys and limits
     return [c if isinstance(c, int) else int(c.kept.sum()) for c in counts]
