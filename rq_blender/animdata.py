@@ -507,8 +507,39 @@ def reusable(fcurve: bpy.types.FCurve) -> bool:
     return len(fcurve.sampled_points) == 0
 
 
+def unlike_new(owner: compat.FCurveOwner) -> set[tuple[str, int]]:
+    """``(data path, array index)`` of each F-curve of ``owner`` with a property that differs
+    from a new curve's (`FRESH_FCURVE`), read with one ``foreach_get`` per property over all
+    the curves (enums as their items' numbers, the color as 3 floats a curve). A curve whose
+    key is not in the set is like new there: `reuse_fcurve` then reads none of them (9 RNA
+    reads a curve, one at a time)."""
+    fcurves = owner.fcurves
+    count = len(fcurves)
+    differs = np.zeros(count, dtype=bool)
+    properties = bpy.types.FCurve.bl_rna.properties
+    for name, value in FRESH_FCURVE.items():
+        rna: Any = properties[name]
+        if rna.type == 'ENUM':
+            expected = np.array([rna.enum_items[value].value])
+        else:
+            expected = np.atleast_1d(np.asarray(value, dtype=np.float64))
+        read = np.empty(
+            count * len(expected), dtype=np.float32 if rna.type == 'FLOAT' else np.int32
+        )
+        fcurves.foreach_get(name, read)
+        differs |= (read.reshape(count, len(expected)) != expected).any(axis=1)
+    return {
+        (f.data_path, f.array_index) for f in (fcurves[int(i)] for i in np.flatnonzero(differs))
+    }
+
+
 def reuse_fcurve(
-    owner: compat.FCurveOwner, fcurve: bpy.types.FCurve, data_path: str, index: int, group: str
+    owner: compat.FCurveOwner,
+    fcurve: bpy.types.FCurve,
+    data_path: str,
+    index: int,
+    group: str,
+    like_new: bool = False,
 ) -> bpy.types.FCurve:
     """Turn ``fcurve`` (of ``owner``, `reusable`) into the F-curve ``compat.new_fcurve(owner,
     data_path, index, group)`` would create, in its own place in the curve list: renamed,
@@ -518,7 +549,9 @@ def reuse_fcurve(
     Renaming a curve costs a few microseconds whatever the action holds, while creating one
     and removing one scan the action (measured at 1000 bones x 4 curves: 25-80 us and
     30-50 us a call on 4.5 and 5.2, ten times the cost at 100 bones): a conversion that
-    replaces a bone's curves with as many reuses them. Returns ``fcurve``.
+    replaces a bone's curves with as many reuses them. ``like_new``: its `FRESH_FCURVE`
+    properties are known to be a new curve's already (its key is not in `unlike_new`, read
+    before), so none is read. Returns ``fcurve``.
     """
     if fcurve.data_path != data_path:
         fcurve.data_path = data_path
@@ -530,7 +563,7 @@ def reuse_fcurve(
     modifiers = fcurve.modifiers
     while len(modifiers):
         modifiers.remove(modifiers[0])
-    for name, value in FRESH_FCURVE.items():
+    for name, value in () if like_new else FRESH_FCURVE.items():
         current = getattr(fcurve, name)
         if (tuple(current) if name == "color" else current) != value:
             setattr(fcurve, name, value)

@@ -579,6 +579,7 @@ def _replace_curves(
     owner: compat.FCurveOwner,
     index: dict[tuple[str, int], bpy.types.FCurve],
     order: dict[tuple[str, int], int],
+    unlike: set[tuple[str, int]],
     plan: BonePlan,
     group: str | None,
 ) -> list[bpy.types.FCurve]:
@@ -586,8 +587,9 @@ def _replace_curves(
     curves there; the target curves in value order, keyless (empty when ``group`` is None:
     the action has no track of the bone, its source curves are only removed).
 
-    ``index`` and ``order`` are the owner's `animdata.fcurve_index` and each key's place in
-    the curve list, read before the first change (only this bone's curves change here).
+    ``index``, ``order`` and ``unlike`` are the owner's `animdata.fcurve_index`, each key's
+    place in the curve list and `animdata.unlike_new`, read before the first change (only
+    this bone's curves change here).
     The source curves, in list order, become the target channels in value order
     (`animdata.reuse_fcurve`: renamed and reset, in their place; renaming costs a few
     microseconds, creating and removing scan the action); only missing ones are created (in
@@ -598,7 +600,8 @@ def _replace_curves(
     in place as it is.
     """
     source = _channels(plan.name, plan.source)
-    old = [index[key] for key in sorted((k for k in source if k in index), key=order.__getitem__)]
+    old_keys = sorted((k for k in source if k in index), key=order.__getitem__)
+    old = [index[key] for key in old_keys]
     if group is None:
         if old:
             animdata.remove_fcurves(owner, old)
@@ -607,12 +610,14 @@ def _replace_curves(
     target = _channels(plan.name, plan.target)
     kept = {k: index[k] for k in target if k in index and k[0] not in source_paths}
     needed = [key for key in target if key not in kept]
-    spare = [fcurve for fcurve in old if animdata.reusable(fcurve)]
-    if spare and len(spare) < len(needed) and not _ends_group(spare[-1], group):
+    spare = [
+        (k, fcurve) for k, fcurve in zip(old_keys, old, strict=True) if animdata.reusable(fcurve)
+    ]
+    if spare and len(spare) < len(needed) and not _ends_group(spare[-1][1], group):
         spare = []
     fcurves = {
-        key: animdata.reuse_fcurve(owner, fcurve, key[0], key[1], group)
-        for key, fcurve in zip(needed, spare, strict=False)
+        key: animdata.reuse_fcurve(owner, fcurve, key[0], key[1], group, old_key not in unlike)
+        for key, (old_key, fcurve) in zip(needed, spare, strict=False)
     }
     reused = {fcurve.as_pointer() for fcurve in fcurves.values()}
     rest = [fcurve for fcurve in old if fcurve.as_pointer() not in reused]
@@ -650,6 +655,7 @@ def apply_plan(
     # Each bone changes only its own curves: one index per action, read before any change.
     indexes = [animdata.fcurve_index(owner) for owner in owners]
     orders = [{key: place for place, key in enumerate(index)} for index in indexes]
+    unlikes = [set() if owner is None else animdata.unlike_new(owner) for owner in owners]
     written: list[list[bpy.types.FCurve]] = [[] for _ in plans]
     counts: list[int | _Reduction] = []
     reductions: list[tuple[int, _Reduction]] = []
@@ -659,12 +665,14 @@ def apply_plan(
     with drivers.workbench():
         for done, plan in enumerate(plans):
             _switch_mode(obj.pose.bones[plan.name], plan, batch)
-            for use, owner, index, order in zip(uses, owners, indexes, orders, strict=True):
+            for use, owner, index, order, unlike in zip(
+                uses, owners, indexes, orders, unlikes, strict=True
+            ):
                 if owner is None:
                     continue
                 track = next((t for t in plan.tracks if t.use == use), None)
                 fcurves = _replace_curves(
-                    owner, index, order, plan, None if track is None else track.group
+                    owner, index, order, unlike, plan, None if track is None else track.group
                 )
                 if track is None:
                     continue

@@ -262,3 +262,41 @@ def test_a_reused_fcurve_is_what_a_new_one_would_be(animdata):
     fresh.keyframe_points.add(1)
     fresh.convert_to_samples(0, 2)
     assert animdata.reusable(reused) and not animdata.reusable(fresh)
+
+
+def test_unlike_new_finds_each_property_that_differs_from_a_new_curve(animdata):
+    """`unlike_new` reads every `FRESH_FCURVE` property of all curves in bulk: a curve with
+    any one of them changed (each enum, flag and the color) is named, the new curves and one
+    only renamed and rekeyed (like new, so `reuse_fcurve` skips reading them) are not."""
+    compat = importlib.import_module(f"{ADDON_MODULE}.rq_blender.compat")
+    obj = _keyed_object()
+    owner = _owner(animdata, obj)
+    changed = {
+        "extrapolation": 'LINEAR',
+        "color_mode": 'CUSTOM',
+        "color": (0.0, 0.0, 0.25),
+        "select": False,
+        "lock": True,
+        "mute": True,
+        "hide": True,
+        "auto_smoothing": 'NONE',
+        "is_valid": False,
+    }
+    assert set(changed) == set(animdata.FRESH_FCURVE)
+    for index, (name, value) in enumerate(changed.items()):
+        setattr(compat.new_fcurve(owner, "pose.bones[\"Changed\"].scale", index, "G"), name, value)
+    for index in range(3):
+        compat.new_fcurve(owner, "scale", index, "G")
+    renamed = animdata.write_keys(owner, "rotation_euler", 0, "G", np.arange(3.0), np.ones(3))
+    renamed.data_path = "delta_location"
+    unlike = animdata.unlike_new(owner)
+    one_at_a_time = {
+        (fcurve.data_path, fcurve.array_index)
+        for fcurve in owner.fcurves
+        for name, value in animdata.FRESH_FCURVE.items()
+        if (tuple(getattr(fcurve, name)) if name == "color" else getattr(fcurve, name)) != value
+    }
+    assert unlike == one_at_a_time  # (with the keyed curve `_keyed_object` made, if unlike)
+    changed_keys = {("pose.bones[\"Changed\"].scale", i) for i in range(len(changed))}
+    assert changed_keys <= unlike
+    assert not unlike & {("scale", 0), ("scale", 1), ("scale", 2), ("delta_location", 0)}
