@@ -397,8 +397,17 @@ def _prototypes(
 def remove(pose_bone: bpy.types.PoseBone) -> None:
     """Remove every driver on the bone's driven channel."""
     obj = cast(bpy.types.Object, pose_bone.id_data)
+    if not _INDEXES:
+        for fcurve in bone_drivers(pose_bone):
+            obj.animation_data.drivers.remove(fcurve)
+        return
     _READS.pop((obj.as_pointer(), pose_bone.name), None)
-    for fcurve in bone_drivers(pose_bone):
-        if _INDEXES:
-            _driver_index(obj)[(fcurve.data_path, fcurve.array_index)].pop(0)
-        obj.animation_data.drivers.remove(fcurve)
+    if obj.animation_data is None:
+        return
+    # Through the index: each driver's path and index are its key (no RNA reads).
+    index, path = _driver_index(obj), driven_path(pose_bone)
+    animation_drivers = obj.animation_data.drivers
+    for array_index in range(4):
+        found = index.get((path, array_index))
+        if found:
+            animation_drivers.remove(found.pop(0))
