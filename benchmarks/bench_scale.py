@@ -63,6 +63,8 @@ KEYS_TARGET = 50.0
 SCALING_TARGET = 1.5
 MEMORY_TARGET_MB = 1024.0
 SCALING_BONES = (20, 100, 500, 1000)
+# Runs per operator and bone count in the scaling series (their median is reported).
+SCALING_REPEATS = 3
 # (label, source mode, target mode) of the timed conversions.
 CONVERSIONS = (
     ("RQ to quaternion", "RQ", "QUATERNION"),
@@ -184,16 +186,22 @@ def convert(bones: int, frames: int) -> list[dict]:
     return out
 
 
-def scaling(frames: int = 1000, bone_counts: tuple[int, ...] = SCALING_BONES) -> dict:
-    """Seconds per bone-frame of each of `OPERATORS` for each bone count, each operator on a
-    fresh spinning rig."""
+def scaling(
+    frames: int = 1000, bone_counts: tuple[int, ...] = SCALING_BONES, repeats: int = SCALING_REPEATS
+) -> dict:
+    """Seconds per bone-frame of each of `OPERATORS` for each bone count, the median of
+    ``repeats`` runs, each on a fresh spinning rig (one run's wall time at 20 or 100 bones
+    varied by up to 1.5x between runs on an idle machine)."""
     warm_up()
     out: dict[str, dict[int, float]] = {name: {} for name in OPERATORS}
     for bones in bone_counts:
         for name, call in OPERATORS.items():
-            fresh_file()
-            spinning_rig(bones, frames)
-            out[name][bones] = timed(call) / (bones * frames)
+            runs = []
+            for _ in range(repeats):
+                fresh_file()
+                spinning_rig(bones, frames)
+                runs.append(timed(call))
+            out[name][bones] = float(np.median(runs)) / (bones * frames)
     return out
 
 
