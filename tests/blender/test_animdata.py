@@ -224,6 +224,20 @@ def _curve_state(fcurve):
     return state
 
 
+# A value unlike a new F-curve's for each of its writable properties (`FRESH_FCURVE`).
+UNLIKE_NEW = {
+    "extrapolation": 'LINEAR',
+    "color_mode": 'CUSTOM',
+    "color": (0.5, 0.25, 1.0),
+    "select": False,
+    "lock": True,
+    "mute": True,
+    "hide": True,
+    "auto_smoothing": 'NONE',
+    "is_valid": False,
+}
+
+
 def test_a_reused_fcurve_is_what_a_new_one_would_be(animdata):
     """`reuse_fcurve` renames a curve and resets everything else: compared with a curve made
     by ``compat.new_fcurve``, property by property (every RNA property the curve has on this
@@ -233,17 +247,7 @@ def test_a_reused_fcurve_is_what_a_new_one_would_be(animdata):
     owner = _owner(animdata, obj)
     old = animdata.write_keys(owner, "rotation_euler", 2, "Old", np.arange(3.0), np.ones(3))
     old.modifiers.new('NOISE')
-    changed = {
-        "extrapolation": 'LINEAR',
-        "color_mode": 'CUSTOM',
-        "color": (0.5, 0.25, 1.0),
-        "select": False,
-        "lock": True,
-        "mute": True,
-        "hide": True,
-        "auto_smoothing": 'NONE',
-        "is_valid": False,
-    }
+    changed = UNLIKE_NEW
     writable = {
         p.identifier
         for p in old.bl_rna.properties
@@ -271,17 +275,7 @@ def test_unlike_new_finds_each_property_that_differs_from_a_new_curve(animdata):
     compat = importlib.import_module(f"{ADDON_MODULE}.rq_blender.compat")
     obj = _keyed_object()
     owner = _owner(animdata, obj)
-    changed = {
-        "extrapolation": 'LINEAR',
-        "color_mode": 'CUSTOM',
-        "color": (0.0, 0.0, 0.25),
-        "select": False,
-        "lock": True,
-        "mute": True,
-        "hide": True,
-        "auto_smoothing": 'NONE',
-        "is_valid": False,
-    }
+    changed = UNLIKE_NEW
     assert set(changed) == set(animdata.FRESH_FCURVE)
     for index, (name, value) in enumerate(changed.items()):
         setattr(compat.new_fcurve(owner, "pose.bones[\"Changed\"].scale", index, "G"), name, value)

@@ -720,6 +720,25 @@ def test_far_reaches_converge_faster_with_the_curved_steps_secant_model(monkeypa
     assert sum(r.iterations for r in with_secant) < 0.93 * sum(r.iterations for r in without)
 
 
+def _dragged_loop(joints, before):
+    """Solve 100 targets along a loop dragged from the chain's tip, each from the last pose
+    (as Auto IK does), yielding each result (it reaches within 1e-9); ``before()`` runs
+    before each solve (a test's call log is cleared there)."""
+    base = end_effector(joints, start_of(joints))
+    for t in np.linspace(0.0, 1.0, 101)[1:]:
+        target = base + 0.5 * np.array(
+            [math.sin(2 * math.pi * t), math.cos(2 * math.pi * t) - 1, -t]
+        )
+        before()
+        result = solve_chain(joints, TIP, target)
+        assert result.distance < 1e-9
+        yield result
+        joints = [
+            Joint(j.kind, p, j.offset, j.locks, j.swing_limit, j.twist_limit, j.euler_order)
+            for j, p in zip(joints, result.params, strict=True)
+        ]
+
+
 def test_most_drag_steps_take_three_iterations_and_compute_no_further_step(monkeypatch, rng):
     """The damping's start (`MU_START`) leaves a drag's second step nearly Gauss-Newton's:
     along the dragged loop, at least 90 of 100 solves take 3 iterations or fewer (85 with
@@ -729,22 +748,10 @@ def test_most_drag_steps_take_three_iterations_and_compute_no_further_step(monke
     steps: list[int] = []
     real = ik_module._constrained_step
     monkeypatch.setattr(ik_module, "_constrained_step", lambda *a: steps.append(1) or real(*a))
-    joints = mixed_chain(rng)
-    base = end_effector(joints, start_of(joints))
     short = stopped = 0
-    for t in np.linspace(0.0, 1.0, 101)[1:]:
-        target = base + 0.5 * np.array(
-            [math.sin(2 * math.pi * t), math.cos(2 * math.pi * t) - 1, -t]
-        )
-        steps.clear()
-        result = solve_chain(joints, TIP, target)
-        assert result.distance < 1e-9
+    for result in _dragged_loop(mixed_chain(rng), before=steps.clear):
         short += result.iterations <= 3
         stopped += len(steps) == result.iterations
-        joints = [
-            Joint(j.kind, p, j.offset, j.locks, j.swing_limit, j.twist_limit, j.euler_order)
-            for j, p in zip(joints, result.params, strict=True)
-        ]
     assert short >= 90
     assert stopped >= 80
 
@@ -762,22 +769,10 @@ def test_a_drag_ends_on_a_step_evaluated_without_the_jacobians(monkeypatch, rng)
         return real(self, p, jacobians)
 
     monkeypatch.setattr(ik_module._Chain, "evaluate", evaluate)
-    joints = mixed_chain(rng)
-    base = end_effector(joints, start_of(joints))
     bare_last = twice = 0
-    for t in np.linspace(0.0, 1.0, 101)[1:]:
-        target = base + 0.5 * np.array(
-            [math.sin(2 * math.pi * t), math.cos(2 * math.pi * t) - 1, -t]
-        )
-        calls.clear()
-        result = solve_chain(joints, TIP, target)
-        assert result.distance < 1e-9
+    for _ in _dragged_loop(mixed_chain(rng), before=calls.clear):
         bare_last += not calls[-1][1]
         points = [p for p, _ in calls]
         twice += len(set(points)) < len(points)
-        joints = [
-            Joint(j.kind, p, j.offset, j.locks, j.swing_limit, j.twist_limit, j.euler_order)
-            for j, p in zip(joints, result.params, strict=True)
-        ]
     assert bare_last >= 70, bare_last  # 79 of 100 with the fixture's seed
     assert twice <= 10, twice
