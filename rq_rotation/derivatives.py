@@ -10,7 +10,6 @@ world axes), *local* (body) means ``dq/dt = 0.5 * q * (0, omega)`` (omega in the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from fractions import Fraction
 from math import factorial
 from typing import Literal
@@ -20,7 +19,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._checks import as_quats, as_vectors, run_chunked
 from .quaternion import _conj, _qmul
-from .rq import _SIN_HALF_SERIES, SMALL_ANGLE_RQ_TO_QUAT, _rq_to_quat
+from .rq import _SIN_HALF_SERIES, SMALL_ANGLE_RQ_TO_QUAT, _poly, _rq_to_quat, _series_where
 from .swing_twist import swing_vector
 
 _ONES3 = np.ones(3)
@@ -63,28 +62,6 @@ _BERNOULLI = (
     Fraction(-3617, 510),
 )
 _B_COEFFS = tuple(float(-((-1) ** n) * _BERNOULLI[n - 1] / factorial(2 * n)) for n in range(1, 9))
-
-
-def _poly(coeffs: Sequence[float], x: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Horner evaluation of ``sum coeffs[i] x^i``."""
-    out = np.full_like(x, coeffs[-1])
-    for c in coeffs[-2::-1]:
-        out *= x
-        out += c
-    return out
-
-
-def _series_where(
-    mask: NDArray[np.bool_],
-    x: NDArray[np.float64],
-    coeffs: Sequence[float],
-    out: NDArray[np.float64],
-) -> NDArray[np.float64]:
-    """``np.where(mask, poly(coeffs, x), out)``, evaluating the series only where ``mask``."""
-    idx = np.flatnonzero(mask)
-    if idx.size:
-        out[idx] = _poly(coeffs, x[idx])
-    return out
 
 
 def _jac_block(v: NDArray[np.float64], out: NDArray[np.float64]) -> None:
