@@ -666,6 +666,29 @@ def test_multipliers_are_the_least_squares_ones(rng):
     np.testing.assert_array_equal(got, lstsq(with_orientation, g))
 
 
+def test_multipliers_make_the_free_parameters_stationary_at_a_solution(rng):
+    """At a reached pose without active limits, the multipliers `_lagrangian` weights the
+    reach's curvature with make the Lagrangian's gradient vanish on the free parameters (first
+    order optimality): they are fitted to the free parameters' columns alone. The mixed
+    chain's hinge and locked Euler angle have columns whose gradient the optimum leaves
+    nonzero; fitted to them too, the multipliers were off (and the arm's far reaches took 7%
+    more iterations)."""
+    checked = 0
+    for joints, target in far_reaches(rng, 12):
+        result = solve_chain(joints, TIP, target)
+        if result.distance > 1e-9 or any(result.active):
+            continue
+        chain = ik_module._Chain(joints, TIP, target, None, 1.0)
+        chain.start(start_of(joints))
+        state = chain.evaluate(result.params, jacobians=True)
+        gradient = state.j2.T @ state.delta.ravel()
+        multiplier = ik_module._lagrangian(chain, state, gradient)[1]
+        stationary = (gradient + state.j1.T @ multiplier)[chain.free]
+        assert np.abs(stationary).max() < 1e-5 * np.abs(gradient).max(), stationary
+        checked += 1
+    assert checked >= 6
+
+
 def test_small_positive_solves_in_python_match_numpy(monkeypatch, rng):
     """`_solve_positive` on matrices up to `SMALL` rows (Cholesky factorizations in Python
     floats) gives numpy's solution, on positive definite matrices, on ones whose smallest
