@@ -1339,7 +1339,12 @@ def _lagrangian(
     optimum leaves its gradient nonzero, and fitting it too skewed the multipliers and the
     curvature they weight (the 3-joint arm's far reaches took 7% more iterations). The
     Hessian in closed form is `_Chain.curvature`'s (all of it but an orientation target's).
+    At the start pose (``delta = 0``, as at the start of every solve: a drag's first step)
+    the gradient and so the multipliers vanish, and that Hessian is Gauss-Newton's ``J2^T
+    J2`` (``A(0) = I``): taken as such.
     """
+    if state.e2 == 0.0:
+        return state.j2.T @ state.j2, np.zeros(len(state.r1))
     multiplier = _multipliers(state.j1 * chain.free_mask, gradient)
     exact = chain.curvature(state, multiplier)
     return exact, multiplier

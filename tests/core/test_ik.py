@@ -207,6 +207,17 @@ def test_curvature_is_the_lagrangians_hessian(rng):
         dp[k] = h
         expected[k] = (gradient(p + dp.reshape(4, 3)) - gradient(p - dp.reshape(4, 3))) / (2 * h)
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-8)
+    # at the start pose (delta = 0) the multipliers vanish and the Hessian is Gauss-Newton's,
+    # which `_lagrangian` takes without computing it
+    state = chain.evaluate(chain.project(p), jacobians=True)
+    chain.start(state.p)
+    state = chain.evaluate(state.p, jacobians=True)
+    assert state.e2 == 0.0
+    gauss_newton = state.j2.T @ state.j2
+    np.testing.assert_allclose(chain.curvature(state, np.zeros(3)), gauss_newton, atol=1e-14)
+    exact, multiplier = ik_module._lagrangian(chain, state, state.j2.T @ state.delta.ravel())
+    np.testing.assert_array_equal(exact, gauss_newton)
+    np.testing.assert_array_equal(multiplier, np.zeros(3))
 
 
 # -- the closest pose, against a brute force -------------------------------------------------
