@@ -503,7 +503,8 @@ class _Layout:
         fixed |= lower == upper
         self.fixed = fixed.ravel()
         self.free = ~self.fixed
-        self.free_mask = self.free.astype(float)  # 1.0 where free
+        # 1.0 where free (None: all are)
+        self.free_mask = None if self.free.all() else self.free.astype(float)
         # (flat index, lower, upper) of the free parameters with a finite bound, as Python
         # numbers: the box bounds' scalar tests (a twist range, a hinge's segment)
         self.box = [
@@ -530,13 +531,13 @@ class _Layout:
         order = (np.arange(n)[:, None] * 3 + (2 - factor)).ravel()  # proximal first
         later = order[None, :] - order[:, None]
         self.curvature_weights = np.where(later > 0, 1.0, np.where(later == 0, 0.5, 0.0)).ravel()
-        # flat indices into (3n, 3n): the diagonal blocks (joint, row, column); the joints with
+        # flat indices into (3n, 3n): the diagonal blocks (n, 3, 3); the joints with
         # a factor of several parameters (an RQ vector, a swing: their ``w`` change with their
         # own parameters, see `_Chain.curvature`) and those entries of their blocks, in order
         rows, columns = np.divmod(np.arange(9), 3)
         self.diagonal_blocks = (
             (3 * np.arange(n)[:, None] + rows) * 3 * n + 3 * np.arange(n)[:, None] + columns
-        ).ravel()
+        ).reshape(n, 3, 3)
         self.within_factors = [i for i, kind in enumerate(self.kinds) if kind != "euler"]
         self.within_index = np.array(
             [
@@ -784,14 +785,15 @@ class _Chain:
         # rows a (joint i), columns b: m_i . (w_a x u_ib), kept where the order is exact
         upper = (k @ u).ravel()
         # the angles: w_b . A w_a (rows a) where a acts after b (and halved within a factor)
-        upper[self.diagonal_blocks] += np.swapaxes(state.omega @ state.j2_blocks, 1, 2).ravel()
+        upper[self.diagonal_blocks] += np.swapaxes(state.omega @ state.j2_blocks, 1, 2)
         upper *= self.curvature_weights
         if self.within_factors:  # S_ab . (delta + x x m / scale) within a factor, halved
-            lx, ly, lz = multiplier[:3].tolist()
+            lx, ly, lz = (0.5 * multiplier[:3]).tolist()
             rows = state.p.tolist()
             values: list[float] = []
             for i in self.within_factors:
                 g, (x0, x1, x2), _, (dx, dy, dz) = state.local[i]
+                dx, dy, dz = 0.5 * dx, 0.5 * dy, 0.5 * dz  # (S . q is linear in q)
                 m0 = (g[0] * lx + g[3] * ly + g[6] * lz) / scale
                 m1 = (g[1] * lx + g[4] * ly + g[7] * lz) / scale
                 m2 = (g[2] * lx + g[5] * ly + g[8] * lz) / scale
@@ -803,7 +805,7 @@ class _Chain:
                     c, s = math.cos(t), math.sin(t)
                     own = _factor_curvature(a, 0.0, b, (c * q0 + s * q2, q1, c * q2 - s * q0))
                     values += (own[0], own[2], own[6], own[8])
-            upper[self.within_index] += 0.5 * np.array(values)
+            upper[self.within_index] += values
         square = upper.reshape(3 * n, 3 * n)
         return square + square.T
 
@@ -1345,7 +1347,8 @@ def _lagrangian(
     """
     if state.e2 == 0.0:
         return state.j2.T @ state.j2, np.zeros(len(state.r1))
-    multiplier = _multipliers(state.j1 * chain.free_mask, gradient)
+    j1 = state.j1 if chain.free_mask is None else state.j1 * chain.free_mask
+    multiplier = _multipliers(j1, gradient)
     exact = chain.curvature(state, multiplier)
     return exact, multiplier
 
