@@ -111,8 +111,11 @@ CURVED_NEAR = 0.2
 #: iteration on some drags; the reaches' iterations do not change.
 MU_START = 1e-3
 
-#: The angles are minimized until a step is shorter than this (radians).
-STEP_TOLERANCE = 1e-6
+#: The angles are minimized until a step is shorter than this (radians), or until the next
+#: step predicted from the contraction of the last two is (see `_solve`). At ``1e-6`` a drag
+#: took a third iteration (its next step is near ``3e-6``); the angles then stop within about
+#: this of the closest pose (the closest property is checked to ``1e-3``).
+STEP_TOLERANCE = 1e-5
 
 #: While the angles are minimized, a step may leave the reach off by this times its squared
 #: length (in chain lengths) after restoring; the next step's Gauss-Newton part takes it back.
@@ -1437,11 +1440,12 @@ def _solve(
             damping: float = damping,
             reaching: bool = reaching,
             slow: bool = slow,
+            curved: bool = curved,
             model: NDArray[np.float64] = model,
         ) -> NDArray[np.float64]:
             u, s, vt, rank = _svd_parts(state.j1 @ z)
             ur, sr, vr = u[:, :rank], s[:rank], vt[:rank].T
-            if not reaching:  # the chord (`_restore`): the reach's pseudo-inverse
+            if not reaching or curved:  # the chord (`_restore`): the reach's pseudo-inverse
                 parts["pinv"] = z @ (vr / sr) @ ur.T
             if reaching and slow:
                 # the BFGS model's step, kept out of the directions that do not move the end
@@ -1481,24 +1485,27 @@ def _solve(
         if reaching:
             # a curved step taken whole (no limit on its way or held, its angles' part not
             # cut to sqrt(e1) > its length) after which the next one, from the same model,
-            # would be shorter than the angles' tolerance: this one is, or it shrank against
-            # the last curved step (sequential quadratic programming's steps contract
-            # superlinearly: the next is estimated at most length^2 / last). If it reaches,
-            # the angles have converged with the reach (it spares drags the last model and
-            # step: a fifth of their time), and the solve ends on it. It is evaluated without
-            # the Jacobians (taken only if the solve goes on) when it should reach: the reach
-            # it leaves, of second order in the step (the end effector's second derivatives
-            # are at most the chain's length), is below the tolerance
+            # would be shorter than the angles' tolerance: sequential quadratic programming's
+            # steps contract quadratically, next = C length^2, and the last two give C =
+            # length / last^2, so the next is estimated at length^3 / last^2 (on the 3-joint
+            # arm's drags and far reaches within a factor 2 of the step that followed). Then
+            # the angles have converged with the reach and the solve ends on this step (it
+            # spares a drag its third model and step, a far reach its last): it is evaluated
+            # without the Jacobians, and the reach it leaves (of second order in the step:
+            # the end effector's second derivatives are at most the chain's length) is taken
+            # back by chord steps (`_restore`, with this step's pseudo-inverse). After the
+            # first curved step (no last) only a step that reaches at once ends the solve
             p = _advance(chain, state.p, step, held_box, held_ellipse)
             converged = (
                 curved
-                and length * min(1.0, length / last) < STEP_TOLERANCE
+                and length * (length / last) ** 2 < STEP_TOLERANCE
                 and length <= math.sqrt(state.e1)
                 and not held_ellipse
                 and not held_box.any()
                 and np.array_equal(p.ravel(), state.p.ravel() + step)
             )
-            bare = converged and length * length < REACH_TOLERANCE
+            restorable = converged and last < math.inf
+            bare = restorable or (converged and length * length < REACH_TOLERANCE)
             trial = chain.evaluate(p, not bare)
             # the gain against the linear model's: a step that gains less than a tenth of it
             # is refused, the damping follows the ratio (a trust region's rule)
@@ -1508,7 +1515,11 @@ def _solve(
             gain = state.e1 - trial.e1
             if gain > 0.0 and (ratio > 0.1 or slow):
                 if bare and trial.e1 > min(REACH_TOLERANCE, 0.5 * state.e1):
-                    trial = chain.evaluate(trial.p, jacobians=True)  # it goes on (or BFGS)
+                    restored = None
+                    if restorable and trial.e1 <= length * length:
+                        restored = _restore(chain, trial, parts["pinv"], 0.0, REACH_TOLERANCE)
+                    # it goes on (or BFGS) unless the chords reached
+                    trial = restored or chain.evaluate(trial.p, jacobians=True)
                 last = length if curved else math.inf
                 # Fletcher and Xu's hybrid: Gauss-Newton while the reach falls fast, else BFGS
                 if trial.e1 > 0.5 * state.e1:
@@ -1539,7 +1550,7 @@ def _solve(
         for _ in range(10):
             slack = cap + RESTORE_SLACK * float(step @ step)
             p = _advance(chain, state.p, step, held_box, held_ellipse)
-            trial = _restore(chain, p, parts["pinv"], anchor, slack)
+            trial = _restore(chain, chain.evaluate(p, False), parts["pinv"], anchor, slack)
             if trial is not None and trial.e2 < state.e2:
                 break
             trial = None
@@ -1599,19 +1610,21 @@ def _polish(
 
 def _restore(
     chain: _Chain,
-    p: NDArray[np.float64],
+    trial: _State,
     pinv: NDArray[np.float64],
     r1: NDArray[np.float64] | float,
     cap: float,
 ) -> _State | None:
-    """Chord Gauss-Newton steps from ``p`` back to the reach residual ``r1`` (see `_settled`),
-    until ``|r1|`` is within ``cap`` (else None).
+    """Chord Gauss-Newton steps from ``trial`` (a state evaluated without the Jacobians) back
+    to the reach residual ``r1`` (see `_settled`), until ``|r1|`` is within ``cap`` (else
+    None).
 
     ``pinv`` (3n, rows of r1): the pseudo-inverse of the reach Jacobian at the last iterate,
     whose residual was ``r1``: zero when the target is reached, the closest approach when it
-    is out of reach (aiming at zero there would leave the set of closest poses).
+    is out of reach (aiming at zero there would leave the set of closest poses). The states
+    are evaluated without the Jacobians (the caller takes those of the one it keeps).
     """
-    trial = chain.evaluate(p, jacobians=False)  # (the caller takes the Jacobians of the one kept)
+    p = trial.p
     for _ in range(6):
         if trial.e1 <= cap:
             return trial

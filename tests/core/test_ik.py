@@ -769,13 +769,16 @@ def far_reaches(rng, count):
         yield joints, end_effector(joints, pose)
 
 
-def test_far_reaches_last_steps_contract_quadratically(rng):
+def test_far_reaches_last_steps_contract_quadratically(monkeypatch, rng):
     """Near the target a far reach's steps are Newton's on the Lagrangian (`_Chain.curvature`:
     its Hessian in closed form, the multipliers fitted to the free parameters): on most far
     reaches, once a step is shorter than 0.01 rad, the next is at most ten times its square.
     (With Gauss-Newton's model of the angles, or the angles' own curvature learned by secant
     updates, the last steps shrank by about a tenth each: 1e-3, 1e-4, 1e-5. A reach whose
-    angles' part is cut to the square root of the distance left converges linearly still.)"""
+    angles' part is cut to the square root of the distance left converges linearly still.)
+    The angles' tolerance is tightened so that the solve takes the steps its stopping rule
+    predicts (see the next test)."""
+    monkeypatch.setattr(ik_module, "STEP_TOLERANCE", 1e-12)
     quadratic = 0
     for joints, target in far_reaches(rng, 12):
         seen: list[np.ndarray] = []
@@ -785,6 +788,36 @@ def test_far_reaches_last_steps_contract_quadratically(rng):
         short = [(a, b) for a, b in zip(steps, steps[1:], strict=False) if a < 1e-2]
         quadratic += bool(short) and all(b <= 10.0 * a * a for a, b in short)
     assert quadratic >= 10
+
+
+def test_a_step_whose_predicted_successor_is_short_ends_the_solve(monkeypatch, rng):
+    """A curved step after which the next is predicted (from the last two steps' quadratic
+    contraction) below the angles' tolerance ends the solve, its reach taken back by chord
+    steps: along a dragged loop most solves take 2 iterations, far reaches one fewer than when
+    solved to a tolerance of 1e-12, and both end within 1e-5 rad per joint of that tighter
+    solve's pose, reaching within 1e-9."""
+    solves = list(far_reaches(rng, 12))
+    joints = mixed_chain(rng)
+    base = end_effector(joints, start_of(joints))
+    for t in np.linspace(0.0, 1.0, 31)[1:]:
+        target = base + 0.5 * np.array(
+            [math.sin(2 * math.pi * t), math.cos(2 * math.pi * t) - 1, -t]
+        )
+        solves.append((joints, target))
+        joints = [
+            Joint(j.kind, p, j.offset, j.locks, j.swing_limit, j.twist_limit, j.euler_order)
+            for j, p in zip(joints, solve_chain(joints, TIP, target).params, strict=True)
+        ]
+    results = [solve_chain(j, TIP, target) for j, target in solves]
+    monkeypatch.setattr(ik_module, "STEP_TOLERANCE", 1e-12)
+    tight = [solve_chain(j, TIP, target) for j, target in solves]
+    for (j, _), ours, reference in zip(solves, results, tight, strict=True):
+        assert ours.distance < 1e-9
+        assert joint_angles(j, ours.params, reference.params).max() < 1e-5
+    drags = [r.iterations for r in results[12:]]
+    assert sum(i <= 2 for i in drags) >= 20, drags  # 23 of 30 (none before the rule)
+    fewer = sum(r.iterations < t.iterations for r, t in zip(results[:12], tight, strict=False))
+    assert fewer >= 8, fewer  # 11 of 12
 
 
 def _dragged_loop(joints, before):
