@@ -55,10 +55,11 @@ angles' Jacobian is ``rq_velocity`` in the local frame, as a matrix). While reac
 Levenberg-Marquardt step for the reach (BFGS-corrected while it falls slowly, out of reach)
 plus a Gauss-Newton step for the angles in the reach's null space (near the target, Newton's:
 the Lagrangian's Hessian in closed form, the angles' and the end effector's second
-derivatives weighted by the multipliers, so the last steps contract quadratically); once
-reached, steps along the reaching set for the angles (that Hessian, corrected by secant
-updates where an orientation target adds curvature it leaves out), pulled back by chord
-Gauss-Newton steps.
+derivatives weighted by the multipliers, so the last steps contract quadratically; once the
+next step is predicted below the angles' tolerance from that contraction, the solve ends,
+the reach taken back by chord Gauss-Newton steps); once reached, steps along the reaching set
+for the angles (that Hessian, corrected by secant updates where an orientation target adds
+curvature it leaves out), pulled back by chord Gauss-Newton steps.
 Limits hold at every iterate: box bounds (the twist range, a hinge's segment) and the ellipse
 as the paper's inequality ``(r_x/a)^2 + (r_z/b)^2 <= 1``. A limit the step pushes against is
 held (an active set: the bound fixed, the swing moved along the ellipse's tangent and projected
