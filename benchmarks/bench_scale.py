@@ -11,7 +11,8 @@ Measurements, every ratio against ``nla.bake`` with visual keying on the same ri
 same run (`blender_timing.time_nla_bake`):
 
 - ``chain``: continuity filter + spline interpolate + bake (every frame) on 200 bones at 300
-  and at 1000 frames; target >= 20x.
+  and at 1000 frames, the median of 3 runs of each operator and of ``nla.bake``; target
+  >= 20x.
 - ``convert``: on 200 bones x 1000 frames, ``rq_set_mode`` SAMPLED (tolerance 0.1 degree)
   RQ -> quaternion, quaternion -> RQ, RQ -> swing/twist, swing/twist -> RQ (target >= 10x),
   and the same with KEYS (target >= 50x). Each from a fresh rig in its source mode (built
@@ -65,6 +66,8 @@ MEMORY_TARGET_MB = 1024.0
 SCALING_BONES = (20, 100, 500, 1000)
 # Runs per operator and bone count in the scaling series (their median is reported).
 SCALING_REPEATS = 3
+# Runs of the chain and of its peer (each on a fresh rig; their medians are reported).
+CHAIN_REPEATS = 3
 # (label, source mode, target mode) of the timed conversions.
 CONVERSIONS = (
     ("RQ to quaternion", "RQ", "QUATERNION"),
@@ -142,18 +145,31 @@ def _set_all(mode: str, strategy: str = "KEYS", tolerance: float = 0.0) -> set[s
     return bpy.ops.pose.rq_set_mode(mode=mode, strategy=strategy, tolerance=tolerance)
 
 
-def chain(bones: int, frames: int) -> dict:
-    """Filter + spline + bake on a fresh spinning rig against ``nla.bake`` of it."""
+def chain(bones: int, frames: int, repeats: int = CHAIN_REPEATS) -> dict:
+    """Filter + spline + bake on a fresh spinning rig against ``nla.bake`` of it, ``repeats``
+    times (each on a fresh rig): the median of each operator's time and of ``nla.bake``'s.
+    Single runs vary too much for a target at 20x: four of the 200 x 300 chain on 4.5
+    within ten minutes (a shared machine) gave 9.3x, 12.9x, 15.5x and 19.8x."""
     warm_up()
-    fresh_file()
-    obj = spinning_rig(bones, frames)
-    baseline = time_nla_bake(obj, 1, frames)
-    seconds = {
-        "continuity filter": timed(bpy.ops.pose.rq_continuity_filter),
-        "spline interpolate": timed(bpy.ops.pose.rq_spline_interpolate),
-        "bake": timed(lambda: bpy.ops.pose.rq_bake(target='QUATERNION')),
+    runs: list[tuple[float, dict[str, float]]] = []
+    for _ in range(repeats):
+        fresh_file()
+        obj = spinning_rig(bones, frames)
+        baseline = time_nla_bake(obj, 1, frames)
+        seconds = {
+            "continuity filter": timed(bpy.ops.pose.rq_continuity_filter),
+            "spline interpolate": timed(bpy.ops.pose.rq_spline_interpolate),
+            "bake": timed(lambda: bpy.ops.pose.rq_bake(target='QUATERNION')),
+        }
+        runs.append((baseline, seconds))
+    return {
+        "bones": bones,
+        "frames": frames,
+        "nla_bake": float(np.median([baseline for baseline, _ in runs])),
+        "seconds": {
+            name: float(np.median([seconds[name] for _, seconds in runs])) for name in runs[0][1]
+        },
     }
-    return {"bones": bones, "frames": frames, "nla_bake": baseline, "seconds": seconds}
 
 
 def convert(bones: int, frames: int) -> list[dict]:

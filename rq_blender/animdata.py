@@ -285,6 +285,14 @@ class ChannelStack:
         """Values of each line at its time, (m,), (m,) -> (m, k)."""
         line = np.asarray(line, dtype=np.int64)
         t = np.asarray(t, dtype=np.float64)
+        if len(self.groups) == 1 and len(self.groups[0]) == self.statics.shape[1]:
+            # Every channel keyed on the same lines (a vector keyed together, the usual case):
+            # when each line asked for has numpy's curves, their values are the whole result
+            # (no static values gathered and overwritten: 4 ms of a 60,000-frame bake).
+            curve = self.rows[0][line]
+            stacks = [s for s in self.stacks if s is not None]
+            if len(line) and len(stacks) == len(self.stacks) and (curve >= 0).all():
+                return fcurve_math.evaluate_stacked_together(stacks, curve, t)
         out = self.statics[line]
         for group in self.groups:
             row = self.rows[group[0]]

@@ -131,6 +131,35 @@ def test_channel_stack_holds_where_every_curve_of_a_line_holds(animdata):
     np.testing.assert_array_equal(start, [4.0, 1.0, 4.0])
 
 
+def test_channel_stack_of_vectors_keyed_together_gives_each_curves_values(animdata):
+    # Every line keyed on all three channels: the stack's values are its curves' values
+    # (the path that skips the static values), also when only some lines are asked for; a
+    # line with a missing channel takes the general path, the static value there.
+    obj = _keyed_object()
+    owner = _owner(animdata, obj)
+    rng = np.random.default_rng(7)
+    for path in ("location", "rotation_euler", "scale"):
+        times = np.cumsum(rng.uniform(1.0, 9.0, 6))
+        for index in range(3):
+            animdata.write_keys(owner, path, index, "T", times, rng.normal(0.0, 2.0, 6))
+    paths = ("location", "rotation_euler", "scale")
+    lines = [animdata.read_channels(owner, path, 3) for path in paths]
+    statics = rng.normal(size=(3, 3))
+    stack = animdata.ChannelStack(lines, statics)
+    line = rng.integers(0, 3, 400)
+    t = rng.uniform(-5.0, 60.0, 400)
+    expected = [animdata.evaluate_channels(lines[i], statics[i], t[line == i]) for i in range(3)]
+    got = stack.evaluate(line, t)
+    for i in range(3):
+        np.testing.assert_array_equal(got[line == i], expected[i])
+    np.testing.assert_array_equal(stack.evaluate(line[line == 2], t[line == 2]), expected[2])
+    # Scale Y missing: that line holds its static Y, the others are unchanged.
+    lines[2] = [lines[2][0], None, lines[2][2]]
+    got = animdata.ChannelStack(lines, statics).evaluate(line, t)
+    np.testing.assert_array_equal(got[line == 2, 1], statics[2, 1])
+    np.testing.assert_array_equal(got[line == 0], expected[0])
+
+
 def test_write_read_remove_round_trip(animdata):
     obj = _keyed_object()
     owner = _owner(animdata, obj)
