@@ -113,16 +113,19 @@ def _limits_of(pose_bone: bpy.types.PoseBone) -> np.ndarray:
     return np.array([a, b, low, high])
 
 
-def posed_values(mode: str, values: np.ndarray, limits: np.ndarray) -> np.ndarray:
+def posed_values(mode: str, values: np.ndarray, limits: np.ndarray | None) -> np.ndarray:
     """The channel values (..., k) a bone is actually posed at.
 
     Swing/twist bones are posed by their drivers at the swing scaled radially into the limit
     ellipse and the twist clamped to its range (`bone_modes`); stored values outside the
-    limits are read as those. ``limits`` (..., 4) are each row's `_limits_of` (broadcast).
+    limits are read as those. ``limits`` (..., 4) are each row's `_limits_of` (broadcast),
+    needed for swing/twist only (None for the other modes).
     Every other mode is posed at its values as they are.
     """
     if mode != SWING_TWIST:
         return values
+    if limits is None:
+        raise ValueError("swing/twist values need the bone's limits")
     limits = np.asarray(limits)
     swing = scale_swing_into_ellipse(values[..., :2], limits[..., 0], limits[..., 1])
     twist = clamp_twist(values[..., 2], limits[..., 2], limits[..., 3])
@@ -195,6 +198,7 @@ def plan_conversion(
     # action, then their grids refined and evaluated in one pass per source mode.
     sources: list[_Line] = []
     statics = []  # (source, static values) per plan
+    fits = {}  # `_limit_fitter` per plan
     for name in bone_names:
         pose_bone = obj.pose.bones[name]
         source = bone_modes.current_mode(pose_bone)
@@ -204,10 +208,11 @@ def plan_conversion(
         entering = source not in ADDON_MODES and target in ADDON_MODES
         if entering and drivers.bone_drivers(pose_bone):
             raise ValueError(f"bone '{name}': its rotation is already driven by other drivers")
-        limits = _limits_of(pose_bone)
+        limits = _limits_of(pose_bone) if source == SWING_TWIST else None
         static = posed_values(source, static_values(pose_bone, source), limits)
         plan = BonePlan(name, source, target, np.empty(0))
         plans.append(plan)
+        fits[name] = _limit_fitter(pose_bone, target)
         statics.append((source, static))
         for use, owner, index in zip(uses, owners, indexes, strict=True):
             channels = _read_source(owner, index, pose_bone, source)
@@ -237,27 +242,26 @@ def plan_conversion(
     lines = _sample_lines(sources)
     current = continuous_values(
         target,
-        np.stack(_by_mode(values_to_quat, modes, posed))[:, None],
-        np.stack(_by_mode(rotation_vectors, modes, posed)),
+        _by_mode(values_to_quat, modes, posed)[:, None],
+        _by_mode(rotation_vectors, modes, posed),
     )
-    fits = {plan.name: _limit_fitter(obj.pose.bones[plan.name], target) for plan in plans}
     for plan, values in zip(plans, current[:, 0], strict=True):
         fit, plan.unlimited = fits[plan.name]
-        stored, moved = fit(values[None])
-        plan.static = stored[0]
-        plan.limited_keys = int(moved.sum())
+        plan.static = values
+        if fit is not None:
+            stored, moved = fit(values[None])
+            plan.static = stored[0]
+            plan.limited_keys = int(moved.sum())
     if not lines:
         return plans
     length = max(len(q) for _, _, q, _ in lines)
     padded = np.stack(
         [np.concatenate([q, np.repeat(q[-1:], length - len(q), 0)]) for _, _, q, _ in lines]
     )
-    starts = np.stack(
-        _by_mode(
-            rotation_vectors,
-            [line.plan.source for line, _, _, _ in lines],
-            [values[0] for _, values, _, _ in lines],
-        )
+    starts = _by_mode(
+        rotation_vectors,
+        [line.plan.source for line, _, _, _ in lines],
+        [values[0] for _, values, _, _ in lines],
     )
     converted = continuous_values(target, padded, starts)
     for (line, _, q, on_times), values in zip(lines, converted, strict=True):
@@ -269,10 +273,13 @@ def plan_conversion(
             line.interpolation,
         )
         quats = q[on_times]
-        stored, moved = fits[plan.name][0](values[: len(q)][on_times])
-        if moved.any():
-            quats[moved] = values_to_quat(target, stored[moved])
-            plan.limited_keys += int(moved.sum())
+        stored = values[: len(q)][on_times]
+        fit = fits[plan.name][0]
+        if fit is not None:
+            stored, moved = fit(stored)
+            if moved.any():
+                quats[moved] = values_to_quat(target, stored[moved])
+                plan.limited_keys += int(moved.sum())
         plan.tracks.append(Track(use, group, times, stored, interpolation, quats))
     return plans
 
@@ -280,7 +287,8 @@ def plan_conversion(
 @dataclass
 class _Line:
     """One keyed bone in one action, before sampling: the times to key, the source channels,
-    the bone's posed static values (k,) and joint limits (4,) (`posed_values`)."""
+    the bone's posed static values (k,) and, for a swing/twist source, its joint limits (4,)
+    (`posed_values`)."""
 
     plan: BonePlan
     use: animdata.ActionUse
@@ -289,7 +297,7 @@ class _Line:
     interpolation: np.ndarray | None
     channels: list[animdata.Channel | None]
     static: np.ndarray
-    limits: np.ndarray
+    limits: np.ndarray | None
 
 
 def _sample_lines(
@@ -305,10 +313,12 @@ def _sample_lines(
         stack = animdata.ChannelStack(
             [lines[i].channels for i in index], np.stack([lines[i].static for i in index])
         )
-        limits = np.stack([lines[i].limits for i in index])
+        limits = np.stack([lines[i].limits for i in index]) if mode == SWING_TWIST else None
 
         def evaluate(line, t, stack=stack, limits=limits, mode=mode):
-            return posed_values(mode, stack.evaluate(line, t), limits[line])
+            return posed_values(
+                mode, stack.evaluate(line, t), None if limits is None else limits[line]
+            )
 
         sizes = [len(lines[i].times) for i in index]
         line = np.repeat(np.arange(len(index)), sizes)
@@ -331,40 +341,37 @@ def _by_mode(
     convert: Callable[[str, np.ndarray], np.ndarray],
     modes: Sequence[str],
     values: Sequence[np.ndarray],
-) -> list[np.ndarray]:
-    """``convert(mode, values)`` of many arrays (each (..., k) in its mode, giving (..., w)),
-    one call per mode (`values_to_quat`, `rotation_vectors`)."""
-    out: list[np.ndarray] = [np.empty(0)] * len(values)
+) -> np.ndarray:
+    """``convert(mode, values)`` of many rows (each (k,) in its mode, giving (w,)), one call
+    per mode (`values_to_quat`, `rotation_vectors`): shape (len(values), w)."""
+    out: np.ndarray | None = None
     for mode in set(modes):
         index = [i for i, m in enumerate(modes) if m == mode]
-        parts = [np.reshape(values[i], (-1, np.shape(values[i])[-1])) for i in index]
-        converted = convert(mode, np.concatenate(parts))
-        for i, part in zip(
-            index, np.split(converted, np.cumsum([len(p) for p in parts])[:-1]), strict=True
-        ):
-            out[i] = part.reshape(*np.shape(values[i])[:-1], converted.shape[-1])
+        converted = convert(mode, np.stack([values[i] for i in index]))
+        if out is None:
+            out = np.empty((len(values), converted.shape[-1]))
+        out[index] = converted
+    if out is None:
+        raise ValueError("no values to convert")
     return out
 
 
 def _limit_fitter(
     pose_bone: bpy.types.PoseBone, target: str
-) -> tuple[Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], bool]:
+) -> tuple[Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]] | None, bool]:
     """How converted values (n, k) of ``pose_bone`` are stored in ``target``.
 
-    Returns ``(fit, unlimited)``: ``fit(values) -> (stored values, moved (n,) bool)`` and
-    whether the bone's limits restrict nothing. Only swing/twist has limits: user-set ones
-    fit the values inside (`fit_to_limits`); otherwise swings are shortened past
-    their reach (`shorten_swings`, same pose) and the limits are widened after writing.
+    Returns ``(fit, unlimited)``: ``fit(values) -> (stored values, moved (n,) bool)``, or
+    None where values are stored as they are (every target but swing/twist), and whether
+    the bone's limits restrict nothing. Only swing/twist has limits: user-set ones fit the
+    values inside (`fit_to_limits`); otherwise swings are shortened past their reach
+    (`shorten_swings`, same pose) and the limits are widened after writing.
     """
-
-    def keep(values):
-        return values, np.zeros(len(values), dtype=bool)
-
     if target != SWING_TWIST:
-        return keep, True
+        return None, True
     swing_limit, twist_limit = bone_modes.joint_limits(pose_bone)
     if limits_restrict_nothing(swing_limit, twist_limit):
-        return (lambda values: keep(shorten_swings(values))), True
+        return (lambda values: (shorten_swings(values), np.zeros(len(values), dtype=bool))), True
     return (lambda values: fit_to_limits(values, swing_limit, twist_limit)), False
 
 
