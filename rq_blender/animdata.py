@@ -142,12 +142,15 @@ def read_keys(fcurve: bpy.types.FCurve) -> Keys:
     points.foreach_get("co", co)
     points.foreach_get("interpolation", ipo)
 
+    def read_handles(left: np.ndarray, right: np.ndarray) -> None:
+        points.foreach_get("handle_left", left.ravel())
+        points.foreach_get("handle_right", right.ravel())
+
     def handles() -> tuple[np.ndarray, np.ndarray]:
-        left = np.empty(2 * n, dtype=np.float32)
-        right = np.empty(2 * n, dtype=np.float32)
-        points.foreach_get("handle_left", left)
-        points.foreach_get("handle_right", right)
-        return left.reshape(n, 2).astype(np.float64), right.reshape(n, 2).astype(np.float64)
+        left = np.empty((n, 2), dtype=np.float32)
+        right = np.empty((n, 2), dtype=np.float32)
+        read_handles(left, right)
+        return left.astype(np.float64), right.astype(np.float64)
 
     extrapolation = (
         fcurve_math.EXTRAPOLATE_LINEAR
@@ -160,6 +163,7 @@ def read_keys(fcurve: bpy.types.FCurve) -> Keys:
         handles=handles,
         extrapolation=extrapolation,
         has_modifiers=len(fcurve.modifiers) > 0 or len(fcurve.sampled_points) > 0,
+        read_handles=read_handles,
     )
 
 
