@@ -340,8 +340,10 @@ def key_times(channels: Sequence[Channel | None]) -> np.ndarray:
     if not times:
         return np.empty(0)
     first = times[0]
-    if (np.diff(first) > 0).all() and all(np.array_equal(t, first) for t in times[1:]):
-        return first.copy()  # channels keyed together (the usual case)
+    # Channels keyed together (the usual case): one comparison for all of them.
+    same_length = all(len(t) == len(first) for t in times)
+    if same_length and (first[1:] > first[:-1]).all() and (np.stack(times) == first).all():
+        return first.copy()
     return np.unique(np.concatenate(times))
 
 

@@ -255,9 +255,10 @@ def plan_conversion(
     if not lines:
         return plans
     length = max(len(q) for _, _, q, _ in lines)
-    padded = np.stack(
-        [np.concatenate([q, np.repeat(q[-1:], length - len(q), 0)]) for _, _, q, _ in lines]
-    )
+    padded = np.empty((len(lines), length, 4))  # each line's last rotation repeated
+    for row, (_, _, q, _) in zip(padded, lines, strict=True):
+        row[: len(q)] = q
+        row[len(q) :] = q[-1]
     starts = _by_mode(
         rotation_vectors,
         [line.plan.source for line, _, _, _ in lines],
@@ -328,12 +329,9 @@ def _sample_lines(
         line, _, on_times, values, q = refine_grids(
             mode, line, times, values, q, evaluate, stack.holds()
         )
-        cuts = np.searchsorted(line, np.arange(1, len(index)))
-        for i, v, qs, on in zip(
-            index, np.split(values, cuts), np.split(q, cuts), np.split(on_times, cuts),
-            strict=True,
-        ):  # fmt: skip
-            out[i] = (lines[i], v, qs, on)
+        bounds = np.searchsorted(line, np.arange(len(index) + 1)).tolist()
+        for i, first, end in zip(index, bounds[:-1], bounds[1:], strict=True):
+            out[i] = (lines[i], values[first:end], q[first:end], on_times[first:end])
     return out
 
 
