@@ -147,6 +147,9 @@ def _read_source(owner, index, pose_bone: bpy.types.PoseBone, mode: str):
 def _interpolation_at(channels: Sequence[animdata.Channel | None], times: np.ndarray):
     """Per time, the interpolation of the first channel with a key there (BEZIER if none is
     LINEAR or CONSTANT)."""
+    first = next(c.keys for c in channels if c is not None)
+    if len(first.times) == len(times) and first.supported and (first.times == times).all():
+        return first.interpolation  # keyed at every time, as numpy evaluates (the usual case)
     out = np.full(len(times), fcurve_math.BEZIER, dtype=np.int32)
     found = np.zeros(len(times), dtype=bool)
     for channel in channels:
