@@ -387,16 +387,20 @@ def _write_track(
     bone: str,
     target: str,
     track: Track,
-    mask: np.ndarray,
+    mask: np.ndarray | None,
     fcurves: Sequence[bpy.types.FCurve] = (),
 ) -> list[bpy.types.FCurve]:
-    """Write the keys of ``track`` selected by ``mask``; the written F-curves, in value order.
-    ``fcurves``: the curves an earlier call wrote, rewritten without searching for them."""
+    """Write the keys of ``track`` selected by ``mask`` (None: every key); the written
+    F-curves, in value order. ``fcurves``: the curves an earlier call wrote, rewritten
+    without searching for them."""
     written = []
     column = 0
-    times = track.times[mask]
-    values = track.values[mask]
-    interpolation = None if track.interpolation is None else track.interpolation[mask]
+    times, values, interpolation = track.times, track.values, track.interpolation
+    if mask is not None:
+        times, values = times[mask], values[mask]
+        interpolation = None if interpolation is None else interpolation[mask]
+    if interpolation is not None and (interpolation == fcurve_math.BEZIER).all():
+        interpolation = None  # what `animdata.write_keys` writes without one: checked once
     for parameter in MODES[target].parameters:
         path = animdata.bone_data_path(bone, parameter.path)
         for index in range(parameter.size):
@@ -689,10 +693,9 @@ def apply_plan(
                     reductions.append((done, item))
                     counts.append(item)
                 else:
-                    mask = np.ones(len(track.times), dtype=bool)
                     counts.append(len(track.times))
                     written[done] += _write_track(
-                        owner, plan.name, plan.target, track, mask, fcurves
+                        owner, plan.name, plan.target, track, None, fcurves
                     )
             if progress is not None:
                 progress(0.5 * (done + 1) / len(plans))
