@@ -19,11 +19,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .._checks import norm
 from ..axis_angle import rq_to_blender_axis_angle
 from ..euler import EULER_ORDERS, quat_to_euler
 from ..modes import nearest_values
 from ..quaternion import align_quat_signs
-from ..rq import _nearest_equivalent, quat_to_rq, rq_to_quat
+from ..rq import _nearest_along, _nearest_equivalent, quat_to_rq, rq_to_quat
 from ..swing_twist import quat_to_swing_twist
 from .fcurve_math import CONSTANT, Keys
 
@@ -34,7 +35,8 @@ CHAIN_BLOCK = 16
 CHAIN_ATOL = 1e-9
 # `_chain`: tails this short (samples) are chained one time column at a time, all lines
 # together, rather than guessed again: on the spinning rig's quaternion to RQ Keep Key Times
-# lines (200 x 130 samples, 5-6 guesses a line) 32 -> 23 ms; at 256 the swing/twist chain
+# lines (200 x 130 samples, 5-6 guesses a line) 32 -> 23 ms, 11 ms with the RQ columns'
+# lengths and directions computed once (`_chain_columns`); at 256 the swing/twist chain
 # of RQ to swing/twist (200 x 1025, a costlier conversion per column) took 110 -> 200 ms.
 CHAIN_SEQUENTIAL = 128
 # RQ chain steps, and swing/twist steps whose swing and twist each move less, shorter than
@@ -159,10 +161,24 @@ def _chain_columns(
 ) -> None:
     """Chain ``lines`` (L,) of ``out`` (B, N, k) in place from sample ``start`` (L,) (the
     chain's up to ``start - 1``) to the end, one time column at a time for all of them:
-    ``out[l, i] = nearest(q[l, i], near=out[l, i - 1])``, one conversion per column."""
-    for column in range(int(start.min()), q.shape[1]):
-        rows = lines[start <= column]
-        out[rows, column] = _nearest(mode, q[rows, column], out[rows, column - 1])
+    ``out[l, i] = nearest(q[l, i], near=out[l, i - 1])`` of `_samples` ``q``, one
+    conversion per column (RQ: the vectors' lengths and directions computed once for all
+    columns, `rq._nearest_along`)."""
+    first = int(start.min())
+    if mode == "RQ":
+        ang = norm(q[lines, first:])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            u = q[lines, first:] / ang[..., None]
+    for column in range(first, q.shape[1]):
+        now = start <= column
+        rows = lines[now]
+        near = out[rows, column - 1]
+        if mode == "RQ":
+            out[rows, column] = _nearest_along(
+                ang[now, column - first], u[now, column - first], near
+            )
+        else:
+            out[rows, column] = _nearest(mode, q[rows, column], near)
 
 
 def _chain(mode: str, q: np.ndarray, first: np.ndarray) -> np.ndarray:
