@@ -202,6 +202,8 @@ def plan_conversion(
     sources: list[_Line] = []
     statics = []  # (source, static values) per plan
     fits = {}  # `_limit_fitter` per plan
+    # Bones entering an add-on mode must not be driven: asked of each only if any driver is.
+    driven = obj.animation_data is not None and len(obj.animation_data.drivers) > 0
     for name in bone_names:
         pose_bone = obj.pose.bones[name]
         source = bone_modes.current_mode(pose_bone)
@@ -209,7 +211,7 @@ def plan_conversion(
             continue
         bone_modes.check_values(pose_bone, target)
         entering = source not in ADDON_MODES and target in ADDON_MODES
-        if entering and drivers.bone_drivers(pose_bone):
+        if entering and driven and drivers.bone_drivers(pose_bone):
             raise ValueError(f"bone '{name}': its rotation is already driven by other drivers")
         limits = _limits_of(pose_bone) if source == SWING_TWIST else None
         static = posed_values(source, static_values(pose_bone, source), limits)
