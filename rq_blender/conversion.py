@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import bpy
 import numpy as np
@@ -319,7 +319,12 @@ def _sample_lines(
         stack = animdata.ChannelStack(
             [lines[i].channels for i in index], np.stack([lines[i].static for i in index])
         )
-        limits = np.stack([lines[i].limits for i in index]) if mode == SWING_TWIST else None
+        # (Swing/twist lines carry their limits, the others None: `plan_conversion`.)
+        limits = (
+            np.stack([cast(np.ndarray, lines[i].limits) for i in index])
+            if mode == SWING_TWIST
+            else None
+        )
 
         def evaluate(line, t, stack=stack, limits=limits, mode=mode):
             return posed_values(
