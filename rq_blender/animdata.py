@@ -342,7 +342,7 @@ def key_times(channels: Sequence[Channel | None]) -> np.ndarray:
     first = times[0]
     # Channels keyed together (the usual case): one comparison for all of them.
     same_length = all(len(t) == len(first) for t in times)
-    if same_length and (first[1:] > first[:-1]).all() and (np.stack(times) == first).all():
+    if same_length and (first[1:] > first[:-1]).all() and (np.array(times) == first).all():
         return first.copy()
     return np.unique(np.concatenate(times))
 
