@@ -111,12 +111,12 @@ class Keys:
         """True when `evaluate` reproduces Blender's evaluation of these keys (computed once:
         the arrays are not meant to change after construction)."""
         codes = self.interpolation
-        # (Two reductions: cheaper than `supported_interpolation` on a curve's few keys.)
+        # (Two ufunc reductions: cheaper than `supported_interpolation` on a few keys.)
         return (
             len(self.co) > 0
             and not self.has_modifiers
-            and bool(codes.min() >= CONSTANT)
-            and bool(codes.max() <= BEZIER)
+            and bool(np.minimum.reduce(codes) >= CONSTANT)
+            and bool(np.maximum.reduce(codes) <= BEZIER)
         )
 
 
