@@ -580,11 +580,11 @@ def widen_limits(
 def _channels(bone: str, mode: str) -> list[tuple[str, int]]:
     """``(data path, array index)`` of each channel of the bone's rotation in ``mode``, in
     value order."""
-    return [
-        (animdata.bone_data_path(bone, parameter.path), index)
-        for parameter in MODES[mode].parameters
-        for index in range(parameter.size)
-    ]
+    out = []
+    for parameter in MODES[mode].parameters:
+        path = animdata.bone_data_path(bone, parameter.path)  # once for its indices
+        out.extend((path, index) for index in range(parameter.size))
+    return out
 
 
 def _ends_group(fcurve: bpy.types.FCurve, group: str) -> bool:
