@@ -531,13 +531,13 @@ def _switch_mode(
     native_target = plan.target in NATIVE_MODES
     if plan.source in ADDON_MODES:
         bone_modes.leave_mode(pose_bone, plan.target if native_target else "QUATERNION", batch)
+    static = plan.static.tolist()  # Python floats: `enter_mode` checks them one by one
     if native_target:
-        batch.add(pose_bone, plan.target, plan.static)
+        batch.add(pose_bone, plan.target, static)
     elif plan.target == RQ:
-        bone_modes.enter_mode(pose_bone, RQ, plan.static, batch)
+        bone_modes.enter_mode(pose_bone, RQ, static, batch)
     else:
-        values = (plan.static[:2], plan.static[2])
-        bone_modes.enter_mode(pose_bone, plan.target, values, batch)
+        bone_modes.enter_mode(pose_bone, plan.target, (static[:2], static[2]), batch)
 
 
 def widen_limits(
