@@ -256,24 +256,27 @@ class ChannelStack:
         self.stacks: list[fcurve_math.KeyStack | None] = []
         self.rows: list[np.ndarray] = []
         # Per line: how many of its channels have a curve, and whether one of them is not
-        # numpy's (`holds`).
-        self.curves = np.zeros(len(channels), dtype=np.int64)
-        self.slow = np.zeros(len(channels), dtype=bool)
+        # numpy's (`holds`). (Python lists while filling: numpy item access per line and
+        # channel costs more.)
+        count = [0] * len(channels)
+        slow = [False] * len(channels)
         for index in range(width):
-            row = np.full(len(channels), -1, dtype=np.int64)
+            row = [-1] * len(channels)
             curves: list[Keys] = []
             for i, line in enumerate(channels):
                 channel = line[index]
                 if channel is None:
                     continue
-                self.curves[i] += 1
+                count[i] += 1
                 if channel.keys.supported:
                     row[i] = len(curves)
                     curves.append(channel.keys)
                 else:
-                    self.slow[i] = True
+                    slow[i] = True
             self.stacks.append(fcurve_math.stack(curves) if curves else None)
-            self.rows.append(row)
+            self.rows.append(np.array(row, dtype=np.int64))
+        self.curves = np.array(count, dtype=np.int64)
+        self.slow = np.array(slow, dtype=bool)
         # Channel indices whose curves are the same lines' (a vector keyed on every line):
         # evaluated together, one key search and cubic solve for all of them
         # (`fcurve_math.evaluate_stacked_together`).
