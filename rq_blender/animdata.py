@@ -261,7 +261,7 @@ class ChannelStack:
         count = [0] * len(channels)
         slow = [False] * len(channels)
         for index in range(width):
-            row = [-1] * len(channels)
+            places = [-1] * len(channels)
             curves: list[Keys] = []
             for i, line in enumerate(channels):
                 channel = line[index]
@@ -269,12 +269,12 @@ class ChannelStack:
                     continue
                 count[i] += 1
                 if channel.keys.supported:
-                    row[i] = len(curves)
+                    places[i] = len(curves)
                     curves.append(channel.keys)
                 else:
                     slow[i] = True
             self.stacks.append(fcurve_math.stack(curves) if curves else None)
-            self.rows.append(np.array(row, dtype=np.int64))
+            self.rows.append(np.array(places, dtype=np.int64))
         self.curves = np.array(count, dtype=np.int64)
         self.slow = np.array(slow, dtype=bool)
         # Channel indices whose curves are the same lines' (a vector keyed on every line):

@@ -580,7 +580,7 @@ def widen_limits(
 def _channels(bone: str, mode: str) -> list[tuple[str, int]]:
     """``(data path, array index)`` of each channel of the bone's rotation in ``mode``, in
     value order."""
-    out = []
+    out: list[tuple[str, int]] = []
     for parameter in MODES[mode].parameters:
         path = animdata.bone_data_path(bone, parameter.path)  # once for its indices
         out.extend((path, index) for index in range(parameter.size))
