@@ -142,12 +142,15 @@ def read_keys(fcurve: bpy.types.FCurve) -> Keys:
     points.foreach_get("co", co)
     points.foreach_get("interpolation", ipo)
 
+    def read_handles(left: np.ndarray, right: np.ndarray) -> None:
+        points.foreach_get("handle_left", left.ravel())
+        points.foreach_get("handle_right", right.ravel())
+
     def handles() -> tuple[np.ndarray, np.ndarray]:
-        left = np.empty(2 * n, dtype=np.float32)
-        right = np.empty(2 * n, dtype=np.float32)
-        points.foreach_get("handle_left", left)
-        points.foreach_get("handle_right", right)
-        return left.reshape(n, 2).astype(np.float64), right.reshape(n, 2).astype(np.float64)
+        left = np.empty((n, 2), dtype=np.float32)
+        right = np.empty((n, 2), dtype=np.float32)
+        read_handles(left, right)
+        return left.astype(np.float64), right.astype(np.float64)
 
     extrapolation = (
         fcurve_math.EXTRAPOLATE_LINEAR
@@ -160,6 +163,7 @@ def read_keys(fcurve: bpy.types.FCurve) -> Keys:
         handles=handles,
         extrapolation=extrapolation,
         has_modifiers=len(fcurve.modifiers) > 0 or len(fcurve.sampled_points) > 0,
+        read_handles=read_handles,
     )
 
 
@@ -252,24 +256,27 @@ class ChannelStack:
         self.stacks: list[fcurve_math.KeyStack | None] = []
         self.rows: list[np.ndarray] = []
         # Per line: how many of its channels have a curve, and whether one of them is not
-        # numpy's (`holds`).
-        self.curves = np.zeros(len(channels), dtype=np.int64)
-        self.slow = np.zeros(len(channels), dtype=bool)
+        # numpy's (`holds`). (Python lists while filling: numpy item access per line and
+        # channel costs more.)
+        count = [0] * len(channels)
+        slow = [False] * len(channels)
         for index in range(width):
-            row = np.full(len(channels), -1, dtype=np.int64)
+            places = [-1] * len(channels)
             curves: list[Keys] = []
             for i, line in enumerate(channels):
                 channel = line[index]
                 if channel is None:
                     continue
-                self.curves[i] += 1
+                count[i] += 1
                 if channel.keys.supported:
-                    row[i] = len(curves)
+                    places[i] = len(curves)
                     curves.append(channel.keys)
                 else:
-                    self.slow[i] = True
+                    slow[i] = True
             self.stacks.append(fcurve_math.stack(curves) if curves else None)
-            self.rows.append(row)
+            self.rows.append(np.array(places, dtype=np.int64))
+        self.curves = np.array(count, dtype=np.int64)
+        self.slow = np.array(slow, dtype=bool)
         # Channel indices whose curves are the same lines' (a vector keyed on every line):
         # evaluated together, one key search and cubic solve for all of them
         # (`fcurve_math.evaluate_stacked_together`).
@@ -344,8 +351,10 @@ def key_times(channels: Sequence[Channel | None]) -> np.ndarray:
     if not times:
         return np.empty(0)
     first = times[0]
-    if (np.diff(first) > 0).all() and all(np.array_equal(t, first) for t in times[1:]):
-        return first.copy()  # channels keyed together (the usual case)
+    # Channels keyed together (the usual case): one comparison for all of them.
+    same_length = all(len(t) == len(first) for t in times)
+    if same_length and (first[1:] > first[:-1]).all() and (np.array(times) == first).all():
+        return first.copy()
     return np.unique(np.concatenate(times))
 
 

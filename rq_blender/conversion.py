@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import bpy
 import numpy as np
@@ -113,16 +113,19 @@ def _limits_of(pose_bone: bpy.types.PoseBone) -> np.ndarray:
     return np.array([a, b, low, high])
 
 
-def posed_values(mode: str, values: np.ndarray, limits: np.ndarray) -> np.ndarray:
+def posed_values(mode: str, values: np.ndarray, limits: np.ndarray | None) -> np.ndarray:
     """The channel values (..., k) a bone is actually posed at.
 
     Swing/twist bones are posed by their drivers at the swing scaled radially into the limit
     ellipse and the twist clamped to its range (`bone_modes`); stored values outside the
-    limits are read as those. ``limits`` (..., 4) are each row's `_limits_of` (broadcast).
+    limits are read as those. ``limits`` (..., 4) are each row's `_limits_of` (broadcast),
+    needed for swing/twist only (None for the other modes).
     Every other mode is posed at its values as they are.
     """
     if mode != SWING_TWIST:
         return values
+    if limits is None:
+        raise ValueError("swing/twist values need the bone's limits")
     limits = np.asarray(limits)
     swing = scale_swing_into_ellipse(values[..., :2], limits[..., 0], limits[..., 1])
     twist = clamp_twist(values[..., 2], limits[..., 2], limits[..., 3])
@@ -144,6 +147,9 @@ def _read_source(owner, index, pose_bone: bpy.types.PoseBone, mode: str):
 def _interpolation_at(channels: Sequence[animdata.Channel | None], times: np.ndarray):
     """Per time, the interpolation of the first channel with a key there (BEZIER if none is
     LINEAR or CONSTANT)."""
+    first = next(c.keys for c in channels if c is not None)
+    if len(first.times) == len(times) and first.supported and (first.times == times).all():
+        return first.interpolation  # keyed at every time, as numpy evaluates (the usual case)
     out = np.full(len(times), fcurve_math.BEZIER, dtype=np.int32)
     found = np.zeros(len(times), dtype=bool)
     for channel in channels:
@@ -195,6 +201,9 @@ def plan_conversion(
     # action, then their grids refined and evaluated in one pass per source mode.
     sources: list[_Line] = []
     statics = []  # (source, static values) per plan
+    fits = {}  # `_limit_fitter` per plan
+    # Bones entering an add-on mode must not be driven: asked of each only if any driver is.
+    driven = obj.animation_data is not None and len(obj.animation_data.drivers) > 0
     for name in bone_names:
         pose_bone = obj.pose.bones[name]
         source = bone_modes.current_mode(pose_bone)
@@ -202,12 +211,13 @@ def plan_conversion(
             continue
         bone_modes.check_values(pose_bone, target)
         entering = source not in ADDON_MODES and target in ADDON_MODES
-        if entering and drivers.bone_drivers(pose_bone):
+        if entering and driven and drivers.bone_drivers(pose_bone):
             raise ValueError(f"bone '{name}': its rotation is already driven by other drivers")
-        limits = _limits_of(pose_bone)
+        limits = _limits_of(pose_bone) if source == SWING_TWIST else None
         static = posed_values(source, static_values(pose_bone, source), limits)
         plan = BonePlan(name, source, target, np.empty(0))
         plans.append(plan)
+        fits[name] = _limit_fitter(pose_bone, target)
         statics.append((source, static))
         for use, owner, index in zip(uses, owners, indexes, strict=True):
             channels = _read_source(owner, index, pose_bone, source)
@@ -237,27 +247,27 @@ def plan_conversion(
     lines = _sample_lines(sources)
     current = continuous_values(
         target,
-        np.stack(_by_mode(values_to_quat, modes, posed))[:, None],
-        np.stack(_by_mode(rotation_vectors, modes, posed)),
+        _by_mode(values_to_quat, modes, posed)[:, None],
+        _by_mode(rotation_vectors, modes, posed),
     )
-    fits = {plan.name: _limit_fitter(obj.pose.bones[plan.name], target) for plan in plans}
     for plan, values in zip(plans, current[:, 0], strict=True):
         fit, plan.unlimited = fits[plan.name]
-        stored, moved = fit(values[None])
-        plan.static = stored[0]
-        plan.limited_keys = int(moved.sum())
+        plan.static = values
+        if fit is not None:
+            stored, moved = fit(values[None])
+            plan.static = stored[0]
+            plan.limited_keys = int(moved.sum())
     if not lines:
         return plans
     length = max(len(q) for _, _, q, _ in lines)
-    padded = np.stack(
-        [np.concatenate([q, np.repeat(q[-1:], length - len(q), 0)]) for _, _, q, _ in lines]
-    )
-    starts = np.stack(
-        _by_mode(
-            rotation_vectors,
-            [line.plan.source for line, _, _, _ in lines],
-            [values[0] for _, values, _, _ in lines],
-        )
+    padded = np.empty((len(lines), length, 4))  # each line's last rotation repeated
+    for row, (_, _, q, _) in zip(padded, lines, strict=True):
+        row[: len(q)] = q
+        row[len(q) :] = q[-1]
+    starts = _by_mode(
+        rotation_vectors,
+        [line.plan.source for line, _, _, _ in lines],
+        [values[0] for _, values, _, _ in lines],
     )
     converted = continuous_values(target, padded, starts)
     for (line, _, q, on_times), values in zip(lines, converted, strict=True):
@@ -269,10 +279,13 @@ def plan_conversion(
             line.interpolation,
         )
         quats = q[on_times]
-        stored, moved = fits[plan.name][0](values[: len(q)][on_times])
-        if moved.any():
-            quats[moved] = values_to_quat(target, stored[moved])
-            plan.limited_keys += int(moved.sum())
+        stored = values[: len(q)][on_times]
+        fit = fits[plan.name][0]
+        if fit is not None:
+            stored, moved = fit(stored)
+            if moved.any():
+                quats[moved] = values_to_quat(target, stored[moved])
+                plan.limited_keys += int(moved.sum())
         plan.tracks.append(Track(use, group, times, stored, interpolation, quats))
     return plans
 
@@ -280,7 +293,8 @@ def plan_conversion(
 @dataclass
 class _Line:
     """One keyed bone in one action, before sampling: the times to key, the source channels,
-    the bone's posed static values (k,) and joint limits (4,) (`posed_values`)."""
+    the bone's posed static values (k,) and, for a swing/twist source, its joint limits (4,)
+    (`posed_values`)."""
 
     plan: BonePlan
     use: animdata.ActionUse
@@ -289,7 +303,7 @@ class _Line:
     interpolation: np.ndarray | None
     channels: list[animdata.Channel | None]
     static: np.ndarray
-    limits: np.ndarray
+    limits: np.ndarray | None
 
 
 def _sample_lines(
@@ -305,10 +319,17 @@ def _sample_lines(
         stack = animdata.ChannelStack(
             [lines[i].channels for i in index], np.stack([lines[i].static for i in index])
         )
-        limits = np.stack([lines[i].limits for i in index])
+        # (Swing/twist lines carry their limits, the others None: `plan_conversion`.)
+        limits = (
+            np.stack([cast(np.ndarray, lines[i].limits) for i in index])
+            if mode == SWING_TWIST
+            else None
+        )
 
         def evaluate(line, t, stack=stack, limits=limits, mode=mode):
-            return posed_values(mode, stack.evaluate(line, t), limits[line])
+            return posed_values(
+                mode, stack.evaluate(line, t), None if limits is None else limits[line]
+            )
 
         sizes = [len(lines[i].times) for i in index]
         line = np.repeat(np.arange(len(index)), sizes)
@@ -318,12 +339,9 @@ def _sample_lines(
         line, _, on_times, values, q = refine_grids(
             mode, line, times, values, q, evaluate, stack.holds()
         )
-        cuts = np.searchsorted(line, np.arange(1, len(index)))
-        for i, v, qs, on in zip(
-            index, np.split(values, cuts), np.split(q, cuts), np.split(on_times, cuts),
-            strict=True,
-        ):  # fmt: skip
-            out[i] = (lines[i], v, qs, on)
+        bounds = np.searchsorted(line, np.arange(len(index) + 1)).tolist()
+        for i, first, end in zip(index, bounds[:-1], bounds[1:], strict=True):
+            out[i] = (lines[i], values[first:end], q[first:end], on_times[first:end])
     return out
 
 
@@ -331,40 +349,37 @@ def _by_mode(
     convert: Callable[[str, np.ndarray], np.ndarray],
     modes: Sequence[str],
     values: Sequence[np.ndarray],
-) -> list[np.ndarray]:
-    """``convert(mode, values)`` of many arrays (each (..., k) in its mode, giving (..., w)),
-    one call per mode (`values_to_quat`, `rotation_vectors`)."""
-    out: list[np.ndarray] = [np.empty(0)] * len(values)
+) -> np.ndarray:
+    """``convert(mode, values)`` of many rows (each (k,) in its mode, giving (w,)), one call
+    per mode (`values_to_quat`, `rotation_vectors`): shape (len(values), w)."""
+    out: np.ndarray | None = None
     for mode in set(modes):
         index = [i for i, m in enumerate(modes) if m == mode]
-        parts = [np.reshape(values[i], (-1, np.shape(values[i])[-1])) for i in index]
-        converted = convert(mode, np.concatenate(parts))
-        for i, part in zip(
-            index, np.split(converted, np.cumsum([len(p) for p in parts])[:-1]), strict=True
-        ):
-            out[i] = part.reshape(*np.shape(values[i])[:-1], converted.shape[-1])
+        converted = convert(mode, np.stack([values[i] for i in index]))
+        if out is None:
+            out = np.empty((len(values), converted.shape[-1]))
+        out[index] = converted
+    if out is None:
+        raise ValueError("no values to convert")
     return out
 
 
 def _limit_fitter(
     pose_bone: bpy.types.PoseBone, target: str
-) -> tuple[Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], bool]:
+) -> tuple[Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]] | None, bool]:
     """How converted values (n, k) of ``pose_bone`` are stored in ``target``.
 
-    Returns ``(fit, unlimited)``: ``fit(values) -> (stored values, moved (n,) bool)`` and
-    whether the bone's limits restrict nothing. Only swing/twist has limits: user-set ones
-    fit the values inside (`fit_to_limits`); otherwise swings are shortened past
-    their reach (`shorten_swings`, same pose) and the limits are widened after writing.
+    Returns ``(fit, unlimited)``: ``fit(values) -> (stored values, moved (n,) bool)``, or
+    None where values are stored as they are (every target but swing/twist), and whether
+    the bone's limits restrict nothing. Only swing/twist has limits: user-set ones fit the
+    values inside (`fit_to_limits`); otherwise swings are shortened past their reach
+    (`shorten_swings`, same pose) and the limits are widened after writing.
     """
-
-    def keep(values):
-        return values, np.zeros(len(values), dtype=bool)
-
     if target != SWING_TWIST:
-        return keep, True
+        return None, True
     swing_limit, twist_limit = bone_modes.joint_limits(pose_bone)
     if limits_restrict_nothing(swing_limit, twist_limit):
-        return (lambda values: keep(shorten_swings(values))), True
+        return (lambda values: (shorten_swings(values), np.zeros(len(values), dtype=bool))), True
     return (lambda values: fit_to_limits(values, swing_limit, twist_limit)), False
 
 
@@ -379,16 +394,20 @@ def _write_track(
     bone: str,
     target: str,
     track: Track,
-    mask: np.ndarray,
+    mask: np.ndarray | None,
     fcurves: Sequence[bpy.types.FCurve] = (),
 ) -> list[bpy.types.FCurve]:
-    """Write the keys of ``track`` selected by ``mask``; the written F-curves, in value order.
-    ``fcurves``: the curves an earlier call wrote, rewritten without searching for them."""
+    """Write the keys of ``track`` selected by ``mask`` (None: every key); the written
+    F-curves, in value order. ``fcurves``: the curves an earlier call wrote, rewritten
+    without searching for them."""
     written = []
     column = 0
-    times = track.times[mask]
-    values = track.values[mask]
-    interpolation = None if track.interpolation is None else track.interpolation[mask]
+    times, values, interpolation = track.times, track.values, track.interpolation
+    if mask is not None:
+        times, values = times[mask], values[mask]
+        interpolation = None if interpolation is None else interpolation[mask]
+    if interpolation is not None and (interpolation == fcurve_math.BEZIER).all():
+        interpolation = None  # what `animdata.write_keys` writes without one: checked once
     for parameter in MODES[target].parameters:
         path = animdata.bone_data_path(bone, parameter.path)
         for index in range(parameter.size):
@@ -512,13 +531,13 @@ def _switch_mode(
     native_target = plan.target in NATIVE_MODES
     if plan.source in ADDON_MODES:
         bone_modes.leave_mode(pose_bone, plan.target if native_target else "QUATERNION", batch)
+    static = plan.static.tolist()  # Python floats: `enter_mode` checks them one by one
     if native_target:
-        batch.add(pose_bone, plan.target, plan.static)
+        batch.add(pose_bone, plan.target, static)
     elif plan.target == RQ:
-        bone_modes.enter_mode(pose_bone, RQ, plan.static, batch)
+        bone_modes.enter_mode(pose_bone, RQ, static, batch)
     else:
-        values = (plan.static[:2], plan.static[2])
-        bone_modes.enter_mode(pose_bone, plan.target, values, batch)
+        bone_modes.enter_mode(pose_bone, plan.target, (static[:2], static[2]), batch)
 
 
 def widen_limits(
@@ -561,11 +580,11 @@ def widen_limits(
 def _channels(bone: str, mode: str) -> list[tuple[str, int]]:
     """``(data path, array index)`` of each channel of the bone's rotation in ``mode``, in
     value order."""
-    return [
-        (animdata.bone_data_path(bone, parameter.path), index)
-        for parameter in MODES[mode].parameters
-        for index in range(parameter.size)
-    ]
+    out: list[tuple[str, int]] = []
+    for parameter in MODES[mode].parameters:
+        path = animdata.bone_data_path(bone, parameter.path)  # once for its indices
+        out.extend((path, index) for index in range(parameter.size))
+    return out
 
 
 def _ends_group(fcurve: bpy.types.FCurve, group: str) -> bool:
@@ -681,10 +700,9 @@ def apply_plan(
                     reductions.append((done, item))
                     counts.append(item)
                 else:
-                    mask = np.ones(len(track.times), dtype=bool)
                     counts.append(len(track.times))
                     written[done] += _write_track(
-                        owner, plan.name, plan.target, track, mask, fcurves
+                        owner, plan.name, plan.target, track, None, fcurves
                     )
             if progress is not None:
                 progress(0.5 * (done + 1) / len(plans))

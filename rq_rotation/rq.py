@@ -194,10 +194,22 @@ def _nearest_equivalent(v: NDArray[np.float64], near: NDArray[np.float64]) -> ND
     ang = norm(v)
     with np.errstate(divide="ignore", invalid="ignore"):
         u = v / ang[..., None]
+    return _nearest_along(ang, u, near)
+
+
+def _nearest_along(
+    ang: NDArray[np.float64], u: NDArray[np.float64], near: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """`_nearest_equivalent` of ``v`` given as its length ``ang = |v|`` (...,) and direction
+    ``u = v / ang`` (..., 3) (NaN where ``ang`` is 0): for a caller converting many vectors
+    whose lengths and directions it computed in one pass (the continuity chain's columns).
+    The identity's case costs only where some ``ang`` is 0."""
     s = np.einsum("...i,...i->...", near, u)
     k = np.round((s - ang) / TWO_PI)
     mag = ang + TWO_PI * k
     vn = u * mag[..., None]
+    if not (ang == 0.0).any():
+        return vn
     nn = norm(near)
     kk = np.round(nn / TWO_PI)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -69,6 +69,10 @@ class Keys:
         ``EXTRAPOLATE_CONSTANT`` or ``EXTRAPOLATE_LINEAR``.
     has_modifiers : bool
         The F-curve has modifiers or baked samples: only ``FCurve.evaluate`` is exact.
+    read_handles : function, optional
+        ``read_handles(left, right)`` writes the handle points, as float32, into two C-contiguous
+        float32 arrays of shape (n, 2) (Blender's bulk read): `KeyStack` reads the handles
+        of many curves straight into one array with it, unless they were read already.
     """
 
     co: np.ndarray
@@ -76,6 +80,7 @@ class Keys:
     handles: tuple[np.ndarray, np.ndarray] | Callable[[], tuple[np.ndarray, np.ndarray]]
     extrapolation: int = EXTRAPOLATE_CONSTANT
     has_modifiers: bool = False
+    read_handles: Callable[[np.ndarray, np.ndarray], None] | None = None
 
     @cached_property
     def _handle_points(self) -> tuple[np.ndarray, np.ndarray]:
@@ -105,10 +110,13 @@ class Keys:
     def supported(self) -> bool:
         """True when `evaluate` reproduces Blender's evaluation of these keys (computed once:
         the arrays are not meant to change after construction)."""
+        codes = self.interpolation
+        # (Two ufunc reductions: cheaper than `supported_interpolation` on a few keys.)
         return (
             len(self.co) > 0
             and not self.has_modifiers
-            and bool(supported_interpolation(self.interpolation).all())
+            and bool(np.minimum.reduce(codes) >= CONSTANT)
+            and bool(np.maximum.reduce(codes) <= BEZIER)
         )
 
 
@@ -422,11 +430,17 @@ class KeyStack:
     @cached_property
     def _handle_points(self) -> tuple[np.ndarray, np.ndarray]:
         # Read (from Blender, for curves read lazily) only when a Bezier segment or end needs
-        # them: curves evaluated at their own keys never do.
-        return (
-            np.concatenate([k.handle_left for k in self.curves]).astype(np.float32),
-            np.concatenate([k.handle_right for k in self.curves]).astype(np.float32),
-        )
+        # them: curves evaluated at their own keys never do. Curves with `Keys.read_handles`
+        # whose handles are still unread write theirs into place (no float64 copy each).
+        left = np.empty((len(self.co), 2), dtype=np.float32)
+        right = np.empty_like(left)
+        for keys, first, end in zip(self.curves, self.start[:-1], self.start[1:], strict=True):
+            if keys.read_handles is not None and "_handle_points" not in vars(keys):
+                keys.read_handles(left[first:end], right[first:end])
+            else:
+                left[first:end] = keys.handle_left
+                right[first:end] = keys.handle_right
+        return left, right
 
     @property
     def handle_left(self) -> np.ndarray:

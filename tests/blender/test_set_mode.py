@@ -148,6 +148,41 @@ def test_keys_more_than_half_a_turn_apart_keep_their_revolutions(addon):
     assert pose_bone.rotation_euler[0] == pytest.approx(4 * math.pi, abs=1e-5)
 
 
+def test_keep_key_times_keeps_each_keys_interpolation(addon):
+    # Bone A keyed on every channel at 1, 5, 9, 13: CONSTANT, LINEAR, BEZIER, BEZIER.
+    # Bone B's W channel keyed at 1 and 13 only (an easing at 1, which numpy does not
+    # evaluate), X at every time (LINEAR at 5): each key takes the first channel keyed there
+    # (W, else X), easings becoming BEZIER.
+    obj = rigs.armature(["A", "B"])
+    a, b = obj.pose.bones
+    keys = [(f, (math.cos(0.1 * f), math.sin(0.1 * f), 0.0, 0.0)) for f in (1, 5, 9, 13)]
+    rigs.key_rotation(a, "QUATERNION", keys)
+    rigs.key_rotation(b, "QUATERNION", keys[::3], indices=(0,))
+    rigs.key_rotation(b, "QUATERNION", keys, indices=(1, 2, 3))
+    for fcurve in rigs.fcurves_of(obj):
+        points = fcurve.keyframe_points
+        if '"A"' in fcurve.data_path:
+            for point, how in zip(points, ("CONSTANT", "LINEAR", "BEZIER", "BEZIER"), strict=True):
+                point.interpolation = how
+        elif fcurve.array_index == 0:
+            points[0].interpolation = "SINE"
+        elif fcurve.array_index == 1:
+            points[1].interpolation = "LINEAR"
+    frames = range(1, 14)
+    before = rigs.pose_matrices(obj, frames)
+    assert _set_mode(mode="RQ", strategy="KEYS") == {"FINISHED"}
+    expected = {
+        "A": ["CONSTANT", "LINEAR", "BEZIER", "BEZIER"],
+        "B": ["BEZIER", "LINEAR"] + 2 * ["BEZIER"],
+    }
+    for fcurve in rigs.fcurves_of(obj):
+        bone = "A" if '"A"' in fcurve.data_path else "B"
+        assert [p.co[0] for p in fcurve.keyframe_points] == [1.0, 5.0, 9.0, 13.0]
+        assert [p.interpolation for p in fcurve.keyframe_points] == expected[bone], bone
+    at_keys = [0, 4, 8, 12]
+    _assert_close(before[at_keys], rigs.pose_matrices(obj, frames)[at_keys])
+
+
 def test_partially_keyed_channels(addon):
     obj = rigs.armature(["A", "B"])
     a, b = obj.pose.bones

@@ -96,6 +96,49 @@ def test_stacks_keyed_together_evaluate_together_as_each_alone(shared_handles):
             )
 
 
+def test_a_stack_reads_unread_handles_in_place_and_keeps_read_ones():
+    # Curves that write their float32 handles into the stack's arrays (as Blender's bulk read
+    # does) and one whose handles were read already: the same values as stacking them read.
+    rng = np.random.default_rng(5)
+    curves = [_random_keys(rng, int(rng.integers(2, 9))) for _ in range(4)]
+    writes = []
+
+    def writer(keys, i):
+        def read_handles(left, right):
+            writes.append(i)
+            left[:] = keys.handle_left.astype(np.float32)
+            right[:] = keys.handle_right.astype(np.float32)
+
+        return read_handles
+
+    def unreadable():
+        raise AssertionError("read through the float64 copy")
+
+    lazy = [
+        Keys(k.co, k.interpolation, unreadable, read_handles=writer(k, i))
+        for i, k in enumerate(curves)
+    ]
+    lazy[2] = Keys(curves[2].co, curves[2].interpolation, curves[2].handles, read_handles=None)
+    lazy[3] = Keys(curves[3].co, curves[3].interpolation, curves[3].handles)
+    lazy[3].read_handles = writer(curves[3], 3)
+    assert lazy[3].handle_left is curves[3].handle_left  # read: not read again
+    stack = fcurve_math.stack(lazy)
+    read = fcurve_math.stack(curves)
+    for got, want in (
+        (stack.handle_left, read.handle_left),
+        (stack.handle_right, read.handle_right),
+    ):
+        assert got.dtype == np.float32
+        np.testing.assert_array_equal(got, want)
+    assert writes == [0, 1]
+    curve = rng.integers(0, 4, 200)
+    t = rng.uniform(-10.0, 60.0, 200)
+    np.testing.assert_array_equal(
+        fcurve_math.evaluate_stacked(stack, curve, t),
+        fcurve_math.evaluate_stacked(fcurve_math.stack(curves), curve, t),
+    )
+
+
 def test_stacked_evaluation_at_the_keys_gives_their_values():
     rng = np.random.default_rng(7)
     curves = [_random_keys(rng, 6) for _ in range(3)]

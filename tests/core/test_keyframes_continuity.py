@@ -75,11 +75,14 @@ def test_the_chain_is_its_definition_on_hard_lines(mode, rng):
     np.testing.assert_allclose(out, lines, rtol=0, atol=1e-8)
 
 
+@pytest.mark.parametrize("n", [60, continuity.CHAIN_SEQUENTIAL + 100])
 @pytest.mark.parametrize("mode", CHAINED)
-def test_the_chain_is_its_definition_on_unrelated_rotations(mode, rng):
+def test_the_chain_is_its_definition_on_unrelated_rotations(mode, n, rng):
     # Random rotations: the guess fails nearly everywhere; the result is still the chain's.
-    q = rq.rq_to_quat(random_unit(rng, 120) * rng.uniform(0.0, math.pi, (120, 1)))
-    q = q.reshape(2, 60, 4)
+    # Short lines are chained column by column after the first guess; long ones are guessed
+    # again and chained in blocks until their tails are that short.
+    q = rq.rq_to_quat(random_unit(rng, 2 * n) * rng.uniform(0.0, math.pi, (2 * n, 1)))
+    q = q.reshape(2, n, 4)
     first = modes.nearest_values(mode, q[:, 0], np.full((2, 3), 7.0))
     out = continuity._chain(mode, q, first)
     for line in range(2):
