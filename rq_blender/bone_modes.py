@@ -183,7 +183,11 @@ class PoseBatch:
 
 
 def enter_mode(
-    pose_bone: bpy.types.PoseBone, mode: str, values: object, batch: PoseBatch | None = None
+    pose_bone: bpy.types.PoseBone,
+    mode: str,
+    values: object,
+    batch: PoseBatch | None = None,
+    undriven: bool = False,
 ) -> None:
     """Switch the bone to an add-on mode with the given parameter values.
 
@@ -196,7 +200,9 @@ def enter_mode(
     caller's job. With a ``batch``, the rotation mode and static channel are set by
     ``batch.write()`` and the object is tagged for evaluation by the caller: a caller
     switching many bones sets them in bulk and tags once (tagging an armature costs time
-    proportional to its bones: 160 us a call at 1000 bones).
+    proportional to its bones: 160 us a call at 1000 bones). ``undriven``: the caller has
+    made sure the bone's driven channel carries no driver (`conversion.plan_conversion` asks
+    of every bone before anything changes), so it is not asked again.
 
     Raises ValueError for an unknown mode, values of the wrong shape or not finite, or a
     rotation channel already driven by something else.
@@ -205,7 +211,7 @@ def enter_mode(
     flat = _flatten(mode, values)
     if current_mode(pose_bone) in ADDON_MODES:
         _remove_addon_data(pose_bone)
-    elif drivers.bone_drivers(pose_bone):
+    elif not undriven and drivers.bone_drivers(pose_bone):
         raise ValueError(
             f"bone '{pose_bone.name}': its {drivers.DRIVEN_PROPERTY} is already driven; "
             "remove those drivers first"
@@ -219,7 +225,7 @@ def enter_mode(
         for name, default in LIMITS.items():
             if not _has_property(pose_bone, name):
                 _set_property(pose_bone, name, list(default))
-    static = static_axis_angle(pose_bone, mode)
+    static = static_axis_angle(pose_bone, mode, flat)
     if batch is None:
         pose_bone.rotation_mode = drivers.DRIVEN_MODE
         # (A tuple: the 5.2 stubs accept only a bpy_prop_array for the attribute.)
@@ -386,17 +392,20 @@ def fix_limits(pose_bone: bpy.types.PoseBone) -> list[str]:
 
 
 def static_axis_angle(
-    pose_bone: bpy.types.PoseBone, mode: str
+    pose_bone: bpy.types.PoseBone, mode: str, values: Sequence[float]
 ) -> tuple[float, float, float, float]:
-    """What the drivers compute from the stored properties, ``(angle, x, y, z)``, in Python.
+    """What the drivers compute from the parameters ``values``, ``(angle, x, y, z)``, in
+    Python.
 
-    Used to give the driven channel its value before the first evaluation; the same
-    formulas as the driver expressions (see `drivers`).
+    ``values``: the mode's parameters as stored on the bone, flattened in their order
+    (`parameter_values`; ``(x, y, z)`` for RQ, ``(x, z, twist)`` for swing/twist, whose
+    limits are read from the bone). Used to give the driven channel its value before the
+    first evaluation; the same formulas as the driver expressions (see `drivers`).
     """
     if mode == RQ:
-        x, y, z = parameter_values(pose_bone, RQ)
+        x, y, z = values
         return (math.sqrt(x * x + y * y + z * z), x, y, z)
-    x, z, t = parameter_values(pose_bone, SWING_TWIST)
+    x, z, t = values
     swing_limit, (low, high) = joint_limits(pose_bone)
     a, b = (max(limit, 1e-12) for limit in swing_limit)
     n = math.sqrt(x * x + z * z)

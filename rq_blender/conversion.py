@@ -532,12 +532,15 @@ def _switch_mode(
     if plan.source in ADDON_MODES:
         bone_modes.leave_mode(pose_bone, plan.target if native_target else "QUATERNION", batch)
     static = plan.static.tolist()  # Python floats: `enter_mode` checks them one by one
+    # `plan_conversion` checked that a bone entering an add-on mode is not driven, and a bone
+    # leaving one has just lost its drivers.
     if native_target:
         batch.add(pose_bone, plan.target, static)
     elif plan.target == RQ:
-        bone_modes.enter_mode(pose_bone, RQ, static, batch)
+        bone_modes.enter_mode(pose_bone, RQ, static, batch, undriven=True)
     else:
-        bone_modes.enter_mode(pose_bone, plan.target, (static[:2], static[2]), batch)
+        swing_twist = (static[:2], static[2])
+        bone_modes.enter_mode(pose_bone, plan.target, swing_twist, batch, undriven=True)
 
 
 def widen_limits(
