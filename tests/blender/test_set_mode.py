@@ -226,6 +226,32 @@ def test_unkeyed_bones_just_change_mode(addon):
     _assert_close(before, rigs.pose_matrices(obj, [1]))
 
 
+def test_unkeyed_bones_of_mixed_modes_keep_each_its_own_pose(addon):
+    # Each bone's static rotation is its own (they are read for the whole armature at once),
+    # also when an unselected bone sits between them.
+    obj = rigs.armature(["A", "B", "C", "D"], chain=False)
+    bones = obj.pose.bones
+    for pose_bone, mode, values in (
+        (bones["A"], "QUATERNION", (0.9, 0.1, 0.3, -0.2)),
+        (bones["B"], "QUATERNION", (0.5, -0.5, 0.5, 0.5)),
+        (bones["C"], "ZXY", (0.4, 2.0, -1.0)),
+        (bones["D"], "AXIS_ANGLE", (2.5, 0.2, -0.7, 0.4)),
+    ):
+        pose_bone.rotation_mode = mode
+        if mode == "QUATERNION":
+            pose_bone.rotation_quaternion = values
+        elif mode == "AXIS_ANGLE":
+            pose_bone.rotation_axis_angle = values
+        else:
+            pose_bone.rotation_euler = values
+    rigs.select(bones["B"], False)
+    before = rigs.pose_matrices(obj, [1])
+    assert _set_mode(mode="RQ") == {"FINISHED"}
+    assert [pose_bone.rotation_mode for pose_bone in bones][1] == "QUATERNION"
+    assert all("rq_vector" in bones[name] for name in "ACD")
+    _assert_close(before, rigs.pose_matrices(obj, [1]))
+
+
 def test_swing_twist_round_trip_every_frame(addon):
     obj = _keyed_rig("YZX", seed=11)
     frames = range(1, 21)
