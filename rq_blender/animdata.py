@@ -397,7 +397,8 @@ def write_keys(
         fcurve = compat.new_fcurve(owner, data_path, index, group)
     n = len(times)
     points = fcurve.keyframe_points
-    points.clear()
+    if len(points):  # (a curve just made or reused has none: clearing it costs more than asking)
+        points.clear()
     points.add(n)
     co = np.empty((n, 2), dtype=np.float32)
     co[:, 0] = times
