@@ -524,6 +524,13 @@ class _Layout:
             if free and (math.isfinite(lo) or math.isfinite(hi))
         ]
         self.free_basis = self.identity[:, self.free]  # (3n, free): the step's basis, none held
+        # (flat index, lower, upper) of every parameter with a finite bound: `_Chain.project`'s
+        # clipping in Python floats
+        self.clip = [
+            (k, lo, hi)
+            for k, (lo, hi) in enumerate(zip(lower.ravel().tolist(), upper.ravel().tolist(), strict=True))
+            if math.isfinite(lo) or math.isfinite(hi)
+        ]
         # `curvature`'s weights (3n, 3n) of the entry (a, b), a of joint i, b of joint j:
         # 1 where its formula is exact in that order (j > i, or j = i and a's factor acts after
         # b's), 1/2 within a factor, 0 else (the transpose has it)
@@ -575,7 +582,7 @@ class _Chain:
     The arrays its joints' kinds and limits fix come from the shared `_Layout` (read-only):
     ``n``, ``kinds``, ``factors``, ``lower``, ``upper``, ``ellipse``, ``identity``,
     ``joint_index``, ``has_ellipse``, ``ellipses``, ``fixed``, ``free``, ``free_mask``, ``box``,
-    ``free_basis``, ``curvature_weights``, ``diagonal_blocks``, ``within_factors``,
+    ``free_basis``, ``clip``, ``curvature_weights``, ``diagonal_blocks``, ``within_factors``,
     ``within_index``, ``free_rq``, ``free_rq_joints``.
     """
 
@@ -599,7 +606,7 @@ class _Chain:
         self.has_ellipse, self.ellipses = layout.has_ellipse, layout.ellipses
         self.fixed, self.curvature_weights = layout.fixed, layout.curvature_weights
         self.free, self.box, self.free_basis = layout.free, layout.box, layout.free_basis
-        self.free_mask = layout.free_mask
+        self.free_mask, self.clip = layout.free_mask, layout.clip
         self.free_rq, self.free_rq_joints = layout.free_rq, layout.free_rq_joints
         # each offset's linear part (row-major) and translation
         self.offsets: list[tuple[_Mat, _Vec]] = [
@@ -629,12 +636,16 @@ class _Chain:
     # -- limits ---------------------------------------------------------------------------
 
     def project(self, p: NDArray[np.float64]) -> NDArray[np.float64]:
-        """The closest point of the limits (box bounds, then the ellipses) to ``p`` (n, 3)."""
-        p = np.minimum(np.maximum(p, self.lower), self.upper)  # np.clip, cheaper
-        for i, a, b in self.ellipses_beyond(p, 1.0):
-            x, z = p[i, :2].tolist()
-            p[i, :2] = _project_ellipse(x, z, a, b)
-        return p
+        """The closest point of the limits (box bounds, then the ellipses) to ``p`` (n, 3).
+
+        In Python floats (a chain's few bounded parameters), one array built at the end.
+        """
+        flat = p.ravel().tolist()
+        for k, lo, hi in self.clip:
+            flat[k] = min(max(flat[k], lo), hi)
+        for i, a, b in self.ellipses_beyond(p, 1.0):  # (a swing with an ellipse has no box)
+            flat[3 * i], flat[3 * i + 1] = _project_ellipse(flat[3 * i], flat[3 * i + 1], a, b)
+        return np.array(flat).reshape(self.n, 3)
 
     def ellipses_beyond(
         self, p: NDArray[np.float64], level: float
@@ -889,34 +900,36 @@ def _project_ellipse(px: float, pz: float, a: float, b: float) -> tuple[float, f
     return a2 * px / (t + a2), b2 * pz / (t + b2)
 
 
-def _ellipse_normal(
-    p: NDArray[np.float64], i: int, a: float, b: float
-) -> NDArray[np.float64] | None:
-    """Outward normal ``(x/a^2, z/b^2)`` of joint ``i``'s ellipse if its swing is on it."""
-    x, z = p[i, :2].tolist()
+def _ellipse_normal(flat: list[float], i: int, a: float, b: float) -> tuple[float, float] | None:
+    """Outward normal ``(x/a^2, z/b^2)`` of joint ``i``'s ellipse if its swing is on it
+    (``flat``: the parameters (3n) in Python floats)."""
+    x, z = flat[3 * i], flat[3 * i + 1]
     if (x / a) ** 2 + (z / b) ** 2 < 1.0 - ON_BOUNDARY:
         return None
-    return np.array([x / (a * a), z / (b * b)])
+    return x / (a * a), z / (b * b)
 
 
 def _basis(
     chain: _Chain,
-    held_box: NDArray[np.bool_],
+    held_box: list[int],
     held_ellipse: list[int],
-    normals: dict[int, NDArray[np.float64]],
+    normals: dict[int, tuple[float, float]],
 ) -> NDArray[np.float64]:
-    """Directions the step may take (3n, m): free parameters, tangents of held ellipses."""
-    if not held_ellipse and not held_box.any():
+    """Directions the step may take (3n, m): free parameters, tangents of held ellipses
+    (``held_box``: the flat indices of the held box bounds)."""
+    if not held_ellipse and not held_box:
         return chain.free_basis
-    free = chain.free & ~held_box
+    free = chain.free.copy()
+    free[held_box] = False
     for i in held_ellipse:
         free[3 * i : 3 * i + 2] = False
     cols = [chain.identity[:, free]]
     for i in held_ellipse:
-        nrm = normals[i]
+        n0, n1 = normals[i]
         t = np.zeros(3 * chain.n)
         if not chain.fixed[3 * i] and not chain.fixed[3 * i + 1]:
-            t[3 * i : 3 * i + 2] = (-nrm[1], nrm[0]) / np.hypot(nrm[0], nrm[1])
+            length = math.hypot(n0, n1)
+            t[3 * i], t[3 * i + 1] = -n1 / length, n0 / length
             cols.append(t[:, None])
     return np.concatenate(cols, axis=1) if len(cols) > 1 else cols[0]
 
@@ -927,7 +940,8 @@ def _constrained_step(
     """``solve(Z)`` (a step in the basis) with the active set grown until no limit is crossed.
 
     A limit joins the active set when ``state.p`` lies on it and the step would cross it.
-    Returns ``(step (3n,), Z, held_box (3n,) bool, held_ellipse list)``.
+    Returns ``(step (3n,), Z, held_box, held_ellipse)``: the flat indices of the held box
+    bounds and the joints of the held ellipses (lists, empty when none is held).
     """
     flat = state.p.ravel().tolist()
     # (index, direction) of the box bounds the point lies on: a step along it crosses it
@@ -935,23 +949,29 @@ def _constrained_step(
     on_box += [(k, 1.0) for k, _, hi in chain.box if flat[k] >= hi - ON_BOUNDARY]
     normals = {}
     for i, a, b in chain.ellipses_beyond(state.p, 1.0 - ON_BOUNDARY):
-        nrm = _ellipse_normal(state.p, i, a, b)
+        nrm = _ellipse_normal(flat, i, a, b)
         if nrm is not None:
             normals[i] = nrm
-    held_box = np.zeros(3 * chain.n, dtype=bool)
+    held_box: list[int] = []
     held_ellipse: list[int] = []
     for _ in range(4):
         z = _basis(chain, held_box, held_ellipse, normals)
         step = z @ solve(z) if z.shape[1] else np.zeros(3 * chain.n)
+        if not on_box and not normals:  # no limit to cross
+            break
         moves = step.tolist()
-        crossed = [k for k, side in on_box if moves[k] * side > 0.0 and not held_box[k]]
+        crossed = [k for k, side in on_box if moves[k] * side > 0.0 and k not in held_box]
         ellipse = sorted(
             set(held_ellipse)
-            | {i for i, nrm in normals.items() if nrm @ step[3 * i : 3 * i + 2] > 0}
+            | {
+                i
+                for i, (n0, n1) in normals.items()
+                if n0 * moves[3 * i] + n1 * moves[3 * i + 1] > 0
+            }
         )
         if not crossed and ellipse == held_ellipse:
             break
-        held_box[crossed] = True
+        held_box += crossed
         held_ellipse = ellipse
     return step, z, held_box, held_ellipse
 
@@ -960,23 +980,25 @@ def _advance(
     chain: _Chain,
     p: NDArray[np.float64],
     step: NDArray[np.float64],
-    held_box: NDArray[np.bool_],
+    held_box: list[int],
     held_ellipse: list[int],
 ) -> NDArray[np.float64]:
-    """``p + alpha step`` (n, 3), ``alpha <= 1`` stopping at the first limit not held.
+    """``p + alpha step`` (n, 3), ``alpha <= 1`` stopping at the first limit not held (the
+    held ones as `_constrained_step` returns them).
 
     The step runs along the held limits (their tangents); its end is projected back onto
     them. A limit the step would cross from inside stops it there, so the next step finds
     that limit on its boundary and holds it (an active-set method).
     """
     flat = p.ravel()
+    moved = flat + step
     alpha = 1.0
-    at, moves, held = flat.tolist(), step.tolist(), held_box.tolist()
+    at, moves = flat.tolist(), step.tolist()
     for k, lo, hi in chain.box:
         d = moves[k]
-        if d and not held[k]:
+        if d and k not in held_box:
             alpha = min(alpha, ((hi if d > 0.0 else lo) - at[k]) / d)  # inf: unbounded
-    for i, a, b in chain.ellipses_beyond((flat + step).reshape(-1, 3), 1.0):
+    for i, a, b in chain.ellipses_beyond(moved.reshape(-1, 3), 1.0):
         if i in held_ellipse:
             continue
         x, z = at[3 * i] / a, at[3 * i + 1] / b
@@ -987,7 +1009,7 @@ def _advance(
         qb = x * dx + z * dz
         qc = x * x + z * z - 1.0  # <= 0 inside
         alpha = min(alpha, (-qb + math.sqrt(max(qb * qb - qa * qc, 0.0))) / qa)
-    return chain.project((flat + max(alpha, 0.0) * step).reshape(-1, 3))
+    return chain.project((moved if alpha == 1.0 else flat + max(alpha, 0.0) * step).reshape(-1, 3))
 
 
 def _svd_parts(
@@ -1502,8 +1524,8 @@ def _solve(
                 and length * (length / last) ** 2 < STEP_TOLERANCE
                 and length <= math.sqrt(state.e1)
                 and not held_ellipse
-                and not held_box.any()
-                and np.array_equal(p.ravel(), state.p.ravel() + step)
+                and not held_box
+                and p.ravel().tolist() == (state.p.ravel() + step).tolist()
             )
             restorable = converged and last < math.inf
             bare = restorable or (converged and length * length < REACH_TOLERANCE)
@@ -1639,10 +1661,11 @@ def _active(chain: _Chain, p: NDArray[np.float64]) -> tuple[tuple[str, ...], ...
     out = []
     ellipses = {i: (a, b) for i, a, b in chain.ellipses}
     fixed, lower, upper, rows = (x.tolist() for x in (chain.fixed, chain.lower, chain.upper, p))
+    flat = p.ravel().tolist()
     for i in range(chain.n):
         names = []
         if i in ellipses:
-            if _ellipse_normal(p, i, *ellipses[i]) is not None:
+            if _ellipse_normal(flat, i, *ellipses[i]) is not None:
                 names.append("swing")
         elif any(
             not fixed[3 * i + k]
