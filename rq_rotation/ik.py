@@ -500,7 +500,6 @@ class _Layout:
                 lower[i, :2], upper[i, :2] = (-a, -b), (a, b)
         self.lower, self.upper, self.ellipse = lower, upper, ellipse
         self.identity = np.eye(3 * n)
-        self.joint_index = np.arange(n)
         self.has_ellipse = np.flatnonzero(ellipse[:, 0] > 0)
         # (joint, a, b) of the joints with an ellipse, as Python numbers for scalar work
         self.ellipses = [(int(i), *ellipse[i].tolist()) for i in self.has_ellipse]
@@ -528,7 +527,9 @@ class _Layout:
         # clipping in Python floats
         self.clip = [
             (k, lo, hi)
-            for k, (lo, hi) in enumerate(zip(lower.ravel().tolist(), upper.ravel().tolist(), strict=True))
+            for k, (lo, hi) in enumerate(
+                zip(lower.ravel().tolist(), upper.ravel().tolist(), strict=True)
+            )
             if math.isfinite(lo) or math.isfinite(hi)
         ]
         # `curvature`'s weights (3n, 3n) of the entry (a, b), a of joint i, b of joint j:
@@ -549,6 +550,7 @@ class _Layout:
         self.diagonal_blocks = (
             (3 * np.arange(n)[:, None] + rows) * 3 * n + 3 * np.arange(n)[:, None] + columns
         ).reshape(n, 3, 3)
+        self.block_index = self.diagonal_blocks.ravel()
         self.within_factors = [i for i, kind in enumerate(self.kinds) if kind != "euler"]
         self.within_index = np.array(
             [
@@ -581,8 +583,8 @@ class _Chain:
 
     The arrays its joints' kinds and limits fix come from the shared `_Layout` (read-only):
     ``n``, ``kinds``, ``factors``, ``lower``, ``upper``, ``ellipse``, ``identity``,
-    ``joint_index``, ``has_ellipse``, ``ellipses``, ``fixed``, ``free``, ``free_mask``, ``box``,
-    ``free_basis``, ``clip``, ``curvature_weights``, ``diagonal_blocks``, ``within_factors``,
+    ``has_ellipse``, ``ellipses``, ``fixed``, ``free``, ``free_mask``, ``box``, ``free_basis``,
+    ``clip``, ``curvature_weights``, ``diagonal_blocks``, ``block_index``, ``within_factors``,
     ``within_index``, ``free_rq``, ``free_rq_joints``.
     """
 
@@ -600,9 +602,9 @@ class _Chain:
         self.n = layout.n
         self.kinds, self.factors = layout.kinds, layout.factors
         self.within_factors, self.within_index = layout.within_factors, layout.within_index
-        self.diagonal_blocks = layout.diagonal_blocks
+        self.diagonal_blocks, self.block_index = layout.diagonal_blocks, layout.block_index
         self.lower, self.upper, self.ellipse = layout.lower, layout.upper, layout.ellipse
-        self.identity, self.joint_index = layout.identity, layout.joint_index
+        self.identity = layout.identity
         self.has_ellipse, self.ellipses = layout.has_ellipse, layout.ellipses
         self.fixed, self.curvature_weights = layout.fixed, layout.curvature_weights
         self.free, self.box, self.free_basis = layout.free, layout.box, layout.free_basis
@@ -728,12 +730,10 @@ class _Chain:
         # the end effector (x) in each joint's rotated frame, whose world linear part is G:
         # d end/dp_c = G (w_c x x); the angles: d delta/dp_c = A(delta) w_c (block i of J2)
         rows1: tuple[list[float], list[float], list[float]] = ([], [], [])
-        ginv: list[_Mat] = []
         blocks: list[float] = []
         state.local = []
         for g, (bx, by, bz), w, delta in zip(glin, pivots, omegas, deltas, strict=True):
             h = _inverse(g)
-            ginv.append(h)
             x0, x1, x2 = _apply(h, ex - bx, ey - by, ez - bz)
             g0, g1, g2, g3, g4, g5, g6, g7, g8 = g
             for w0, w1, w2 in w:
@@ -752,20 +752,17 @@ class _Chain:
                     a0 * w20 + a1 * w21 + a2 * w22,
                 )
             blocks += block
-            state.local.append((g, (x0, x1, x2), w, delta))
-        state.glin = np.array(glin).reshape(n, 3, 3)
-        state.ginv = np.array(ginv).reshape(n, 3, 3)
-        state.omega = np.array(omegas)  # (n, c, 3)
+            state.local.append((g, (x0, x1, x2), w, delta, h))
         j1 = np.array(rows1)
         if self.target_rotation is not None:  # d F/dp_c = G [w_c]x G^-1 F
-            wx = (state.omega @ _HALF_CROSS).reshape(n, 3, 3, 3)  # [w_c]x / 2
-            below = state.ginv @ np.reshape(frame, (3, 3))
-            dframe = (2.0 * self.orientation_weight) * (state.glin[:, None] @ wx @ below[:, None])
+            glin_a, ginv_a, omega = state.frames()
+            wx = (omega @ _HALF_CROSS).reshape(n, 3, 3, 3)  # [w_c]x / 2
+            below = ginv_a @ np.reshape(frame, (3, 3))
+            dframe = (2.0 * self.orientation_weight) * (glin_a[:, None] @ wx @ below[:, None])
             j1 = np.concatenate([j1, dframe.reshape(3 * n, 9).T])
         state.j1 = j1
-        state.j2_blocks = np.array(blocks).reshape(n, 3, 3)  # A(delta_i) W_i^T
-        j2 = np.zeros((n, 3, n, 3))
-        j2[self.joint_index, :, self.joint_index, :] = state.j2_blocks
+        j2 = np.zeros(9 * n * n)
+        j2[self.block_index] = blocks  # A(delta_i) W_i^T, row by row
         state.j2 = j2.reshape(3 * n, 3 * n)
         return state
 
@@ -793,21 +790,24 @@ class _Chain:
         or an Euler angle does not change its own ``w``.
         """
         n, scale = self.n, self.scale
-        m = np.swapaxes(state.glin, 1, 2) @ multiplier[:3]  # G_i^T lambda (n, 3)
-        u = state.ginv @ state.j1[:3]  # G_i^-1 J_b (n, 3, 3n)
+        glin, ginv, omega = state.frames()
+        m = np.swapaxes(glin, 1, 2) @ multiplier[:3]  # G_i^T lambda (n, 3)
+        u = ginv @ state.j1[:3]  # G_i^-1 J_b (n, 3, 3n)
         m_cross_t = -2.0 * (m @ _HALF_CROSS).reshape(n, 3, 3)  # [m_i]x^T
-        k = state.omega @ m_cross_t  # m_i x w_a (n, c, 3)
+        k = omega @ m_cross_t  # m_i x w_a (n, c, 3)
         # rows a (joint i), columns b: m_i . (w_a x u_ib), kept where the order is exact
         upper = (k @ u).ravel()
-        # the angles: w_b . A w_a (rows a) where a acts after b (and halved within a factor)
-        upper[self.diagonal_blocks] += np.swapaxes(state.omega @ state.j2_blocks, 1, 2)
+        # the angles: w_b . A w_a (rows a) where a acts after b (and halved within a factor);
+        # J2's diagonal blocks are A(delta_i) W_i^T
+        j2_blocks = state.j2.ravel()[self.diagonal_blocks]
+        upper[self.diagonal_blocks] += np.swapaxes(omega @ j2_blocks, 1, 2)
         upper *= self.curvature_weights
         if self.within_factors:  # S_ab . (delta + x x m / scale) within a factor, halved
             lx, ly, lz = (0.5 * multiplier[:3]).tolist()
             rows = state.p.tolist()
             values: list[float] = []
             for i in self.within_factors:
-                g, (x0, x1, x2), _, (dx, dy, dz) = state.local[i]
+                g, (x0, x1, x2), _, (dx, dy, dz), _ = state.local[i]
                 dx, dy, dz = 0.5 * dx, 0.5 * dy, 0.5 * dz  # (S . q is linear in q)
                 m0 = (g[0] * lx + g[3] * ly + g[6] * lz) / scale
                 m1 = (g[1] * lx + g[4] * ly + g[7] * lz) / scale
@@ -835,14 +835,10 @@ class _State:
         "e1",
         "e2",
         "end",
-        "ginv",
-        "glin",
         "j1",
         "j2",
-        "j2_blocks",
         "linear",
         "local",
-        "omega",
         "p",
         "pivots",
         "r1",
@@ -865,13 +861,21 @@ class _State:
         self.e2 = e2  # |delta|^2: the sum of squared joint angles from the start
         self.j1: NDArray[np.float64]
         self.j2: NDArray[np.float64]
-        self.j2_blocks: NDArray[np.float64]  # (n, 3, 3): J2's diagonal blocks
-        self.omega: NDArray[np.float64]  # (n, 3, 3): per joint, per parameter, w (body frame)
-        self.glin: NDArray[np.float64]  # (n, 3, 3): each rotated frame's world linear part
-        self.ginv: NDArray[np.float64]  # (n, 3, 3): its inverse
         # per joint, in Python floats: (G, the end effector in its rotated frame (unscaled),
-        # w per parameter, delta)
-        self.local: list[tuple[_Mat, _Vec, list[_Vec], _Vec]]
+        # w per parameter, delta, G^-1)
+        self.local: list[tuple[_Mat, _Vec, list[_Vec], _Vec, _Mat]]
+
+    def frames(self) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """``(G, G^-1, W)``, each (n, 3, 3), from `local` (a state with Jacobians): each rotated
+        frame's world linear part, its inverse, and per parameter its ``w`` (body frame, rows).
+        Built on demand (by `_Chain.curvature` and an orientation target's Jacobian) in one
+        array: most states never need them."""
+        n = len(self.local)
+        flat = [g for g, *_ in self.local]
+        flat += [h for *_, h in self.local]
+        flat += [(*w0, *w1, *w2) for _, _, (w0, w1, w2), _, _ in self.local]
+        glin, ginv, omega = np.array(flat).reshape(3, n, 3, 3)
+        return glin, ginv, omega
 
 
 def _project_ellipse(px: float, pz: float, a: float, b: float) -> tuple[float, float]:
@@ -936,7 +940,7 @@ def _basis(
 
 def _constrained_step(
     chain: _Chain, state: _State, solve: Callable[[NDArray[np.float64]], NDArray[np.float64]]
-) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_], list[int]]:
+) -> tuple[NDArray[np.float64], NDArray[np.float64], list[int], list[int]]:
     """``solve(Z)`` (a step in the basis) with the active set grown until no limit is crossed.
 
     A limit joins the active set when ``state.p`` lies on it and the step would cross it.
