@@ -1220,6 +1220,19 @@ def _accept(
     return state, jumped
 
 
+def _pseudo_inverse(
+    z: NDArray[np.float64],
+    vr: NDArray[np.float64],
+    sr: NDArray[np.float64],
+    ur: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """The reach Jacobian's pseudo-inverse (3n, rows of r1) in the parameters, from its SVD in
+    the step basis ``z`` (3n, m): ``z V_r diag(1/s_r) U_r^T`` (the ``rank`` leading singular
+    vectors ``vr`` (m, rank), ``ur`` (rows, rank) and values ``sr``). Built only for the
+    steps whose chord is taken (`_restore`)."""
+    return z @ (vr / sr) @ ur.T
+
+
 def _bounded(step: NDArray[np.float64], bound: float) -> NDArray[np.float64]:
     """``step`` scaled down to length ``bound`` if longer."""
     length = math.sqrt(step @ step)
@@ -1441,6 +1454,7 @@ def _solve(
     iterations = 0
     trial: _State | None
     exact: NDArray[np.float64] | None = None  # `_lagrangian` at state, while minimizing
+    corrected = False  # whether `curvature` has been updated since it was last zero
     while iterations < max_iterations:
         gradient = state.j2.T @ state.delta.ravel()
         # the step is sequential quadratic programming's on the whole problem (see below)
@@ -1450,18 +1464,19 @@ def _solve(
         else:
             if exact is None:
                 exact = _lagrangian(chain, state, gradient)[0]
-            hessian = exact + curvature
+            hessian = exact + curvature if corrected else exact
         # the Levenberg-Marquardt parameter at least the reach's residual (in chain lengths):
         # a far target's steps damped in proportion to the distance left, which spares the
         # trust region's refusals (Fan and Yuan's choice of parameter; reach iterations mean
         # 3-joint 16.2 -> 10.6, 10-joint 19.7 -> 11.5, drags unchanged)
         damping = max(mu, state.e1) ** 2 if reaching else 0.0
-        parts: dict[str, NDArray[np.float64]] = {}
+        # the chord's factors (`_pseudo_inverse`), kept by the step's last solve
+        parts: dict[str, tuple[NDArray[np.float64], ...]] = {}
 
         def solve(
             z: NDArray[np.float64],
             state: _State = state,
-            parts: dict[str, NDArray[np.float64]] = parts,
+            parts: dict[str, tuple[NDArray[np.float64], ...]] = parts,
             hessian: NDArray[np.float64] = hessian,
             gradient: NDArray[np.float64] = gradient,
             damping: float = damping,
@@ -1473,7 +1488,7 @@ def _solve(
             u, s, vt, rank = _svd_parts(state.j1 @ z)
             ur, sr, vr = u[:, :rank], s[:rank], vt[:rank].T
             if not reaching or curved:  # the chord (`_restore`): the reach's pseudo-inverse
-                parts["pinv"] = z @ (vr / sr) @ ur.T
+                parts["chord"] = z, vr, sr, ur
             if reaching and slow:
                 # the BFGS model's step, kept out of the directions that do not move the end
                 # effector at all (a twist about a bone pointing at a target out of reach),
@@ -1507,7 +1522,9 @@ def _solve(
                 break
             reaching, cap, anchor = False, *_settled(state)
             continue
-        step = _bounded(step, (2.0 if reaching else 1.0) * MAX_STEP)
+        bound = (2.0 if reaching else 1.0) * MAX_STEP
+        if length > bound:  # (`_bounded`, its length known)
+            step = step * (bound / length)
         iterations += 1
         if reaching:
             # a curved step taken whole (no limit on its way or held, its angles' part not
@@ -1544,7 +1561,8 @@ def _solve(
                 if bare and trial.e1 > min(REACH_TOLERANCE, 0.5 * state.e1):
                     restored = None
                     if restorable and trial.e1 <= length * length:
-                        restored = _restore(chain, trial, parts["pinv"], 0.0, REACH_TOLERANCE)
+                        pinv = _pseudo_inverse(*parts["chord"])
+                        restored = _restore(chain, trial, pinv, 0.0, REACH_TOLERANCE)
                     # it goes on (or BFGS) unless the chords reached
                     trial = restored or chain.evaluate(trial.p, jacobians=True)
                 last = length if curved else math.inf
@@ -1574,10 +1592,11 @@ def _solve(
                     reaching, cap, anchor = False, *_settled(state)
             continue
         trial = None
+        pinv = _pseudo_inverse(*parts["chord"])
         for _ in range(10):
             slack = cap + RESTORE_SLACK * float(step @ step)
             p = _advance(chain, state.p, step, held_box, held_ellipse)
-            trial = _restore(chain, chain.evaluate(p, False), parts["pinv"], anchor, slack)
+            trial = _restore(chain, chain.evaluate(p, False), pinv, anchor, slack)
             if trial is not None and trial.e2 < state.e2:
                 break
             trial = None
@@ -1586,14 +1605,17 @@ def _solve(
             if not curvature.any():
                 break
             curvature[:] = 0.0  # the model misled: start again from Gauss-Newton
+            corrected = False
             continue
         gain = state.e2 - trial.e2
         old = state
         state = chain.evaluate(trial.p, jacobians=True)
         exact, curvature = _secant_step(chain, old, state, gradient, curvature)
+        corrected = True
         state, jumped = _accept(chain, state, callback, iterations, start)
         if jumped:
             curvature[:] = 0.0
+            corrected = False
             exact = None
         if gain <= 1e-12 * state.e2 + 1e-300:
             break
