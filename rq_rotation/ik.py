@@ -1018,12 +1018,13 @@ def _advance(
 
 def _svd_parts(
     a1: NDArray[np.float64],
-) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], int]:
-    """``(U, s, Vt, rank)`` of the reach Jacobian in the step basis, rank relative to ``s[0]``."""
+) -> tuple[NDArray[np.float64], list[float], NDArray[np.float64], int]:
+    """``(U, s, Vt, rank)`` of the reach Jacobian in the step basis, rank relative to ``s[0]``
+    (the singular values ``s`` in Python floats: their few scalar uses cost numpy more)."""
     u, s, vt = np.linalg.svd(a1, full_matrices=True)
-    values = s.tolist()
+    values: list[float] = s.tolist()
     rank = sum(x > 1e-10 * values[0] for x in values) if values and values[0] > 0 else 0
-    return u, s, vt, rank
+    return u, values, vt, rank
 
 
 def solve_chain(
@@ -1220,11 +1221,12 @@ def _accept(
     return state, jumped
 
 
+#: `_pseudo_inverse`'s arguments.
+_Chord = tuple[NDArray[np.float64], NDArray[np.float64], list[float], NDArray[np.float64]]
+
+
 def _pseudo_inverse(
-    z: NDArray[np.float64],
-    vr: NDArray[np.float64],
-    sr: NDArray[np.float64],
-    ur: NDArray[np.float64],
+    z: NDArray[np.float64], vr: NDArray[np.float64], sr: list[float], ur: NDArray[np.float64]
 ) -> NDArray[np.float64]:
     """The reach Jacobian's pseudo-inverse (3n, rows of r1) in the parameters, from its SVD in
     the step basis ``z`` (3n, m): ``z V_r diag(1/s_r) U_r^T`` (the ``rank`` leading singular
@@ -1471,12 +1473,12 @@ def _solve(
         # 3-joint 16.2 -> 10.6, 10-joint 19.7 -> 11.5, drags unchanged)
         damping = max(mu, state.e1) ** 2 if reaching else 0.0
         # the chord's factors (`_pseudo_inverse`), kept by the step's last solve
-        parts: dict[str, tuple[NDArray[np.float64], ...]] = {}
+        parts: dict[str, _Chord] = {}
 
         def solve(
             z: NDArray[np.float64],
             state: _State = state,
-            parts: dict[str, tuple[NDArray[np.float64], ...]] = parts,
+            parts: dict[str, _Chord] = parts,
             hessian: NDArray[np.float64] = hessian,
             gradient: NDArray[np.float64] = gradient,
             damping: float = damping,
@@ -1496,7 +1498,7 @@ def _solve(
                 hz = z.T @ model @ z + damping * np.eye(z.shape[1])
                 y = -_solve_positive(hz, z.T @ (state.j1.T @ state.r1), damping)
                 return vr @ (vr.T @ y)
-            y = -(vr * (sr / (sr * sr + damping))) @ (ur.T @ state.r1)
+            y = -(vr * [x / (x * x + damping) for x in sr]) @ (ur.T @ state.r1)
             null = vt[rank:].T
             if not null.shape[1]:
                 return y
