@@ -69,6 +69,7 @@ back onto it); a step that would cross a limit stops on it.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -869,12 +870,16 @@ class _State:
         """``(G, G^-1, W)``, each (n, 3, 3), from `local` (a state with Jacobians): each rotated
         frame's world linear part, its inverse, and per parameter its ``w`` (body frame, rows).
         Built on demand (by `_Chain.curvature` and an orientation target's Jacobian) in one
-        array: most states never need them."""
+        array, read from one flat iterator (``np.array`` of tuples costs twice as much on ten
+        joints): most states never need them."""
         n = len(self.local)
-        flat = [g for g, *_ in self.local]
-        flat += [h for *_, h in self.local]
-        flat += [(*w0, *w1, *w2) for _, _, (w0, w1, w2), _, _ in self.local]
-        glin, ginv, omega = np.array(flat).reshape(3, n, 3, 3)
+        flat = itertools.chain.from_iterable
+        values = itertools.chain(
+            flat([g for g, *_ in self.local]),
+            flat([h for *_, h in self.local]),
+            flat(flat([w for _, _, w, _, _ in self.local])),
+        )
+        glin, ginv, omega = np.fromiter(values, np.float64, 27 * n).reshape(3, n, 3, 3)
         return glin, ginv, omega
 
 
