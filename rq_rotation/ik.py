@@ -501,9 +501,8 @@ class _Layout:
                 lower[i, :2], upper[i, :2] = (-a, -b), (a, b)
         self.lower, self.upper, self.ellipse = lower, upper, ellipse
         self.identity = np.eye(3 * n)
-        self.has_ellipse = np.flatnonzero(ellipse[:, 0] > 0)
         # (joint, a, b) of the joints with an ellipse, as Python numbers for scalar work
-        self.ellipses = [(int(i), *ellipse[i].tolist()) for i in self.has_ellipse]
+        self.ellipses = [(int(i), *ellipse[i].tolist()) for i in np.flatnonzero(ellipse[:, 0] > 0)]
         fixed |= lower == upper
         self.fixed = fixed.ravel()
         self.free = ~self.fixed
@@ -584,7 +583,7 @@ class _Chain:
 
     The arrays its joints' kinds and limits fix come from the shared `_Layout` (read-only):
     ``n``, ``kinds``, ``factors``, ``lower``, ``upper``, ``ellipse``, ``identity``,
-    ``has_ellipse``, ``ellipses``, ``fixed``, ``free``, ``free_mask``, ``box``, ``free_basis``,
+    ``ellipses``, ``fixed``, ``free``, ``free_mask``, ``box``, ``free_basis``,
     ``clip``, ``curvature_weights``, ``diagonal_blocks``, ``block_index``, ``within_factors``,
     ``within_index``, ``free_rq``, ``free_rq_joints``.
     """
@@ -606,7 +605,7 @@ class _Chain:
         self.diagonal_blocks, self.block_index = layout.diagonal_blocks, layout.block_index
         self.lower, self.upper, self.ellipse = layout.lower, layout.upper, layout.ellipse
         self.identity = layout.identity
-        self.has_ellipse, self.ellipses = layout.has_ellipse, layout.ellipses
+        self.ellipses = layout.ellipses
         self.fixed, self.curvature_weights = layout.fixed, layout.curvature_weights
         self.free, self.box, self.free_basis = layout.free, layout.box, layout.free_basis
         self.free_mask, self.clip = layout.free_mask, layout.clip
@@ -641,27 +640,16 @@ class _Chain:
     def project(self, p: NDArray[np.float64]) -> NDArray[np.float64]:
         """The closest point of the limits (box bounds, then the ellipses) to ``p`` (n, 3).
 
-        In Python floats (a chain's few bounded parameters), one array built at the end.
+        In Python floats (a chain's few bounded parameters), one array built at the end. The
+        limits are tested one by one, as everywhere on the flat list of parameters: a
+        vectorized prefilter of the ellipses cost more than ten scalar tests.
         """
         flat = p.ravel().tolist()
         for k, lo, hi in self.clip:
             flat[k] = min(max(flat[k], lo), hi)
-        for i, a, b in self.ellipses_beyond(p, 1.0):  # (a swing with an ellipse has no box)
+        for i, a, b in self.ellipses:  # (a swing with an ellipse has no box)
             flat[3 * i], flat[3 * i + 1] = _project_ellipse(flat[3 * i], flat[3 * i + 1], a, b)
         return np.array(flat).reshape(self.n, 3)
-
-    def ellipses_beyond(
-        self, p: NDArray[np.float64], level: float
-    ) -> list[tuple[int, float, float]]:
-        """The `ellipses` entries whose swing in ``p`` (n, 3) may have ``(x/a)^2 + (z/b)^2 >=
-        level``: a vectorized prefilter (with a margin of ``1e-12`` for rounding) for the exact
-        scalar tests of its callers, which a chain's many ellipses made costly one by one (a
-        few cost less than the prefilter: then all of them)."""
-        if len(self.ellipses) < 4:
-            return self.ellipses
-        r = p[self.has_ellipse, :2] / self.ellipse[self.has_ellipse]
-        keep = (r * r).sum(axis=1) >= level - 1e-12
-        return [e for e, k in zip(self.ellipses, keep.tolist(), strict=True) if k]
 
     # -- kinematics -----------------------------------------------------------------------
 
@@ -957,7 +945,7 @@ def _constrained_step(
     on_box = [(k, -1.0) for k, lo, _ in chain.box if flat[k] <= lo + ON_BOUNDARY]
     on_box += [(k, 1.0) for k, _, hi in chain.box if flat[k] >= hi - ON_BOUNDARY]
     normals = {}
-    for i, a, b in chain.ellipses_beyond(state.p, 1.0 - ON_BOUNDARY):
+    for i, a, b in chain.ellipses:
         nrm = _ellipse_normal(flat, i, a, b)
         if nrm is not None:
             normals[i] = nrm
@@ -1007,7 +995,7 @@ def _advance(
         d = moves[k]
         if d and k not in held_box:
             alpha = min(alpha, ((hi if d > 0.0 else lo) - at[k]) / d)  # inf: unbounded
-    for i, a, b in chain.ellipses_beyond(moved.reshape(-1, 3), 1.0):
+    for i, a, b in chain.ellipses:
         if i in held_ellipse:
             continue
         x, z = at[3 * i] / a, at[3 * i + 1] / b
