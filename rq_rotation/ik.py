@@ -1109,7 +1109,7 @@ def solve_chain(
         raise ValueError("every rotation axis of the chain is locked: nothing can turn")
 
     start = np.array([j.params for j in joints])
-    p = chain.project(start.copy())
+    p = chain.project(start)  # (a new array)
     if _beyond_first_shell(chain, p):
         p[chain.free_rq] = reparameterize(p[chain.free_rq])
     state = chain.start(p)
