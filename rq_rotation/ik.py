@@ -995,8 +995,10 @@ def _advance(
         d = moves[k]
         if d and k not in held_box:
             alpha = min(alpha, ((hi if d > 0.0 else lo) - at[k]) / d)  # inf: unbounded
+    ends = moved.tolist()
     for i, a, b in chain.ellipses:
-        if i in held_ellipse:
+        # the step's end inside (with a margin for rounding: the exact test is below), or held
+        if (ends[3 * i] / a) ** 2 + (ends[3 * i + 1] / b) ** 2 < 1.0 - 1e-12 or i in held_ellipse:
             continue
         x, z = at[3 * i] / a, at[3 * i + 1] / b
         dx, dz = moves[3 * i] / a, moves[3 * i + 1] / b
