@@ -69,6 +69,7 @@ back onto it); a step that would cross a limit stops on it.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -500,10 +501,8 @@ class _Layout:
                 lower[i, :2], upper[i, :2] = (-a, -b), (a, b)
         self.lower, self.upper, self.ellipse = lower, upper, ellipse
         self.identity = np.eye(3 * n)
-        self.joint_index = np.arange(n)
-        self.has_ellipse = np.flatnonzero(ellipse[:, 0] > 0)
         # (joint, a, b) of the joints with an ellipse, as Python numbers for scalar work
-        self.ellipses = [(int(i), *ellipse[i].tolist()) for i in self.has_ellipse]
+        self.ellipses = [(int(i), *ellipse[i].tolist()) for i in np.flatnonzero(ellipse[:, 0] > 0)]
         fixed |= lower == upper
         self.fixed = fixed.ravel()
         self.free = ~self.fixed
@@ -524,6 +523,15 @@ class _Layout:
             if free and (math.isfinite(lo) or math.isfinite(hi))
         ]
         self.free_basis = self.identity[:, self.free]  # (3n, free): the step's basis, none held
+        # (flat index, lower, upper) of every parameter with a finite bound: `_Chain.project`'s
+        # clipping in Python floats
+        self.clip = [
+            (k, lo, hi)
+            for k, (lo, hi) in enumerate(
+                zip(lower.ravel().tolist(), upper.ravel().tolist(), strict=True)
+            )
+            if math.isfinite(lo) or math.isfinite(hi)
+        ]
         # `curvature`'s weights (3n, 3n) of the entry (a, b), a of joint i, b of joint j:
         # 1 where its formula is exact in that order (j > i, or j = i and a's factor acts after
         # b's), 1/2 within a factor, 0 else (the transpose has it)
@@ -542,6 +550,7 @@ class _Layout:
         self.diagonal_blocks = (
             (3 * np.arange(n)[:, None] + rows) * 3 * n + 3 * np.arange(n)[:, None] + columns
         ).reshape(n, 3, 3)
+        self.block_index = self.diagonal_blocks.ravel()
         self.within_factors = [i for i, kind in enumerate(self.kinds) if kind != "euler"]
         self.within_index = np.array(
             [
@@ -574,8 +583,8 @@ class _Chain:
 
     The arrays its joints' kinds and limits fix come from the shared `_Layout` (read-only):
     ``n``, ``kinds``, ``factors``, ``lower``, ``upper``, ``ellipse``, ``identity``,
-    ``joint_index``, ``has_ellipse``, ``ellipses``, ``fixed``, ``free``, ``free_mask``, ``box``,
-    ``free_basis``, ``curvature_weights``, ``diagonal_blocks``, ``within_factors``,
+    ``ellipses``, ``fixed``, ``free``, ``free_mask``, ``box``, ``free_basis``,
+    ``clip``, ``curvature_weights``, ``diagonal_blocks``, ``block_index``, ``within_factors``,
     ``within_index``, ``free_rq``, ``free_rq_joints``.
     """
 
@@ -593,13 +602,13 @@ class _Chain:
         self.n = layout.n
         self.kinds, self.factors = layout.kinds, layout.factors
         self.within_factors, self.within_index = layout.within_factors, layout.within_index
-        self.diagonal_blocks = layout.diagonal_blocks
+        self.diagonal_blocks, self.block_index = layout.diagonal_blocks, layout.block_index
         self.lower, self.upper, self.ellipse = layout.lower, layout.upper, layout.ellipse
-        self.identity, self.joint_index = layout.identity, layout.joint_index
-        self.has_ellipse, self.ellipses = layout.has_ellipse, layout.ellipses
+        self.identity = layout.identity
+        self.ellipses = layout.ellipses
         self.fixed, self.curvature_weights = layout.fixed, layout.curvature_weights
         self.free, self.box, self.free_basis = layout.free, layout.box, layout.free_basis
-        self.free_mask = layout.free_mask
+        self.free_mask, self.clip = layout.free_mask, layout.clip
         self.free_rq, self.free_rq_joints = layout.free_rq, layout.free_rq_joints
         # each offset's linear part (row-major) and translation
         self.offsets: list[tuple[_Mat, _Vec]] = [
@@ -629,25 +638,18 @@ class _Chain:
     # -- limits ---------------------------------------------------------------------------
 
     def project(self, p: NDArray[np.float64]) -> NDArray[np.float64]:
-        """The closest point of the limits (box bounds, then the ellipses) to ``p`` (n, 3)."""
-        p = np.minimum(np.maximum(p, self.lower), self.upper)  # np.clip, cheaper
-        for i, a, b in self.ellipses_beyond(p, 1.0):
-            x, z = p[i, :2].tolist()
-            p[i, :2] = _project_ellipse(x, z, a, b)
-        return p
+        """The closest point of the limits (box bounds, then the ellipses) to ``p`` (n, 3).
 
-    def ellipses_beyond(
-        self, p: NDArray[np.float64], level: float
-    ) -> list[tuple[int, float, float]]:
-        """The `ellipses` entries whose swing in ``p`` (n, 3) may have ``(x/a)^2 + (z/b)^2 >=
-        level``: a vectorized prefilter (with a margin of ``1e-12`` for rounding) for the exact
-        scalar tests of its callers, which a chain's many ellipses made costly one by one (a
-        few cost less than the prefilter: then all of them)."""
-        if len(self.ellipses) < 4:
-            return self.ellipses
-        r = p[self.has_ellipse, :2] / self.ellipse[self.has_ellipse]
-        keep = (r * r).sum(axis=1) >= level - 1e-12
-        return [e for e, k in zip(self.ellipses, keep.tolist(), strict=True) if k]
+        In Python floats (a chain's few bounded parameters), one array built at the end. The
+        limits are tested one by one, as everywhere on the flat list of parameters: a
+        vectorized prefilter of the ellipses cost more than ten scalar tests.
+        """
+        flat = p.ravel().tolist()
+        for k, lo, hi in self.clip:
+            flat[k] = min(max(flat[k], lo), hi)
+        for i, a, b in self.ellipses:  # (a swing with an ellipse has no box)
+            flat[3 * i], flat[3 * i + 1] = _project_ellipse(flat[3 * i], flat[3 * i + 1], a, b)
+        return np.array(flat).reshape(self.n, 3)
 
     # -- kinematics -----------------------------------------------------------------------
 
@@ -717,12 +719,10 @@ class _Chain:
         # the end effector (x) in each joint's rotated frame, whose world linear part is G:
         # d end/dp_c = G (w_c x x); the angles: d delta/dp_c = A(delta) w_c (block i of J2)
         rows1: tuple[list[float], list[float], list[float]] = ([], [], [])
-        ginv: list[_Mat] = []
         blocks: list[float] = []
         state.local = []
         for g, (bx, by, bz), w, delta in zip(glin, pivots, omegas, deltas, strict=True):
             h = _inverse(g)
-            ginv.append(h)
             x0, x1, x2 = _apply(h, ex - bx, ey - by, ez - bz)
             g0, g1, g2, g3, g4, g5, g6, g7, g8 = g
             for w0, w1, w2 in w:
@@ -741,20 +741,17 @@ class _Chain:
                     a0 * w20 + a1 * w21 + a2 * w22,
                 )
             blocks += block
-            state.local.append((g, (x0, x1, x2), w, delta))
-        state.glin = np.array(glin).reshape(n, 3, 3)
-        state.ginv = np.array(ginv).reshape(n, 3, 3)
-        state.omega = np.array(omegas)  # (n, c, 3)
+            state.local.append((g, (x0, x1, x2), w, delta, h))
         j1 = np.array(rows1)
         if self.target_rotation is not None:  # d F/dp_c = G [w_c]x G^-1 F
-            wx = (state.omega @ _HALF_CROSS).reshape(n, 3, 3, 3)  # [w_c]x / 2
-            below = state.ginv @ np.reshape(frame, (3, 3))
-            dframe = (2.0 * self.orientation_weight) * (state.glin[:, None] @ wx @ below[:, None])
+            glin_a, ginv_a, omega = state.frames()
+            wx = (omega @ _HALF_CROSS).reshape(n, 3, 3, 3)  # [w_c]x / 2
+            below = ginv_a @ np.reshape(frame, (3, 3))
+            dframe = (2.0 * self.orientation_weight) * (glin_a[:, None] @ wx @ below[:, None])
             j1 = np.concatenate([j1, dframe.reshape(3 * n, 9).T])
         state.j1 = j1
-        state.j2_blocks = np.array(blocks).reshape(n, 3, 3)  # A(delta_i) W_i^T
-        j2 = np.zeros((n, 3, n, 3))
-        j2[self.joint_index, :, self.joint_index, :] = state.j2_blocks
+        j2 = np.zeros(9 * n * n)
+        j2[self.block_index] = blocks  # A(delta_i) W_i^T, row by row
         state.j2 = j2.reshape(3 * n, 3 * n)
         return state
 
@@ -782,21 +779,24 @@ class _Chain:
         or an Euler angle does not change its own ``w``.
         """
         n, scale = self.n, self.scale
-        m = np.swapaxes(state.glin, 1, 2) @ multiplier[:3]  # G_i^T lambda (n, 3)
-        u = state.ginv @ state.j1[:3]  # G_i^-1 J_b (n, 3, 3n)
+        glin, ginv, omega = state.frames()
+        m = np.swapaxes(glin, 1, 2) @ multiplier[:3]  # G_i^T lambda (n, 3)
+        u = ginv @ state.j1[:3]  # G_i^-1 J_b (n, 3, 3n)
         m_cross_t = -2.0 * (m @ _HALF_CROSS).reshape(n, 3, 3)  # [m_i]x^T
-        k = state.omega @ m_cross_t  # m_i x w_a (n, c, 3)
+        k = omega @ m_cross_t  # m_i x w_a (n, c, 3)
         # rows a (joint i), columns b: m_i . (w_a x u_ib), kept where the order is exact
         upper = (k @ u).ravel()
-        # the angles: w_b . A w_a (rows a) where a acts after b (and halved within a factor)
-        upper[self.diagonal_blocks] += np.swapaxes(state.omega @ state.j2_blocks, 1, 2)
+        # the angles: w_b . A w_a (rows a) where a acts after b (and halved within a factor);
+        # J2's diagonal blocks are A(delta_i) W_i^T
+        j2_blocks = state.j2.ravel()[self.diagonal_blocks]
+        upper[self.diagonal_blocks] += np.swapaxes(omega @ j2_blocks, 1, 2)
         upper *= self.curvature_weights
         if self.within_factors:  # S_ab . (delta + x x m / scale) within a factor, halved
             lx, ly, lz = (0.5 * multiplier[:3]).tolist()
             rows = state.p.tolist()
             values: list[float] = []
             for i in self.within_factors:
-                g, (x0, x1, x2), _, (dx, dy, dz) = state.local[i]
+                g, (x0, x1, x2), _, (dx, dy, dz), _ = state.local[i]
                 dx, dy, dz = 0.5 * dx, 0.5 * dy, 0.5 * dz  # (S . q is linear in q)
                 m0 = (g[0] * lx + g[3] * ly + g[6] * lz) / scale
                 m1 = (g[1] * lx + g[4] * ly + g[7] * lz) / scale
@@ -824,14 +824,10 @@ class _State:
         "e1",
         "e2",
         "end",
-        "ginv",
-        "glin",
         "j1",
         "j2",
-        "j2_blocks",
         "linear",
         "local",
-        "omega",
         "p",
         "pivots",
         "r1",
@@ -854,13 +850,25 @@ class _State:
         self.e2 = e2  # |delta|^2: the sum of squared joint angles from the start
         self.j1: NDArray[np.float64]
         self.j2: NDArray[np.float64]
-        self.j2_blocks: NDArray[np.float64]  # (n, 3, 3): J2's diagonal blocks
-        self.omega: NDArray[np.float64]  # (n, 3, 3): per joint, per parameter, w (body frame)
-        self.glin: NDArray[np.float64]  # (n, 3, 3): each rotated frame's world linear part
-        self.ginv: NDArray[np.float64]  # (n, 3, 3): its inverse
         # per joint, in Python floats: (G, the end effector in its rotated frame (unscaled),
-        # w per parameter, delta)
-        self.local: list[tuple[_Mat, _Vec, list[_Vec], _Vec]]
+        # w per parameter, delta, G^-1)
+        self.local: list[tuple[_Mat, _Vec, list[_Vec], _Vec, _Mat]]
+
+    def frames(self) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+        """``(G, G^-1, W)``, each (n, 3, 3), from `local` (a state with Jacobians): each rotated
+        frame's world linear part, its inverse, and per parameter its ``w`` (body frame, rows).
+        Built on demand (by `_Chain.curvature` and an orientation target's Jacobian) in one
+        array, read from one flat iterator (``np.array`` of tuples costs twice as much on ten
+        joints): most states never need them."""
+        n = len(self.local)
+        flat = itertools.chain.from_iterable
+        values = itertools.chain(
+            flat([g for g, *_ in self.local]),
+            flat([h for *_, h in self.local]),
+            flat(flat([w for _, _, w, _, _ in self.local])),
+        )
+        glin, ginv, omega = np.fromiter(values, np.float64, 27 * n).reshape(3, n, 3, 3)
+        return glin, ginv, omega
 
 
 def _project_ellipse(px: float, pz: float, a: float, b: float) -> tuple[float, float]:
@@ -889,69 +897,78 @@ def _project_ellipse(px: float, pz: float, a: float, b: float) -> tuple[float, f
     return a2 * px / (t + a2), b2 * pz / (t + b2)
 
 
-def _ellipse_normal(
-    p: NDArray[np.float64], i: int, a: float, b: float
-) -> NDArray[np.float64] | None:
-    """Outward normal ``(x/a^2, z/b^2)`` of joint ``i``'s ellipse if its swing is on it."""
-    x, z = p[i, :2].tolist()
+def _ellipse_normal(flat: list[float], i: int, a: float, b: float) -> tuple[float, float] | None:
+    """Outward normal ``(x/a^2, z/b^2)`` of joint ``i``'s ellipse if its swing is on it
+    (``flat``: the parameters (3n) in Python floats)."""
+    x, z = flat[3 * i], flat[3 * i + 1]
     if (x / a) ** 2 + (z / b) ** 2 < 1.0 - ON_BOUNDARY:
         return None
-    return np.array([x / (a * a), z / (b * b)])
+    return x / (a * a), z / (b * b)
 
 
 def _basis(
     chain: _Chain,
-    held_box: NDArray[np.bool_],
+    held_box: list[int],
     held_ellipse: list[int],
-    normals: dict[int, NDArray[np.float64]],
+    normals: dict[int, tuple[float, float]],
 ) -> NDArray[np.float64]:
-    """Directions the step may take (3n, m): free parameters, tangents of held ellipses."""
-    if not held_ellipse and not held_box.any():
+    """Directions the step may take (3n, m): free parameters, tangents of held ellipses
+    (``held_box``: the flat indices of the held box bounds)."""
+    if not held_ellipse and not held_box:
         return chain.free_basis
-    free = chain.free & ~held_box
+    free = chain.free.copy()
+    free[held_box] = False
     for i in held_ellipse:
         free[3 * i : 3 * i + 2] = False
     cols = [chain.identity[:, free]]
     for i in held_ellipse:
-        nrm = normals[i]
+        n0, n1 = normals[i]
         t = np.zeros(3 * chain.n)
         if not chain.fixed[3 * i] and not chain.fixed[3 * i + 1]:
-            t[3 * i : 3 * i + 2] = (-nrm[1], nrm[0]) / np.hypot(nrm[0], nrm[1])
+            length = math.hypot(n0, n1)
+            t[3 * i], t[3 * i + 1] = -n1 / length, n0 / length
             cols.append(t[:, None])
     return np.concatenate(cols, axis=1) if len(cols) > 1 else cols[0]
 
 
 def _constrained_step(
     chain: _Chain, state: _State, solve: Callable[[NDArray[np.float64]], NDArray[np.float64]]
-) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_], list[int]]:
+) -> tuple[NDArray[np.float64], NDArray[np.float64], list[int], list[int]]:
     """``solve(Z)`` (a step in the basis) with the active set grown until no limit is crossed.
 
     A limit joins the active set when ``state.p`` lies on it and the step would cross it.
-    Returns ``(step (3n,), Z, held_box (3n,) bool, held_ellipse list)``.
+    Returns ``(step (3n,), Z, held_box, held_ellipse)``: the flat indices of the held box
+    bounds and the joints of the held ellipses (lists, empty when none is held).
     """
     flat = state.p.ravel().tolist()
     # (index, direction) of the box bounds the point lies on: a step along it crosses it
     on_box = [(k, -1.0) for k, lo, _ in chain.box if flat[k] <= lo + ON_BOUNDARY]
     on_box += [(k, 1.0) for k, _, hi in chain.box if flat[k] >= hi - ON_BOUNDARY]
     normals = {}
-    for i, a, b in chain.ellipses_beyond(state.p, 1.0 - ON_BOUNDARY):
-        nrm = _ellipse_normal(state.p, i, a, b)
+    for i, a, b in chain.ellipses:
+        nrm = _ellipse_normal(flat, i, a, b)
         if nrm is not None:
             normals[i] = nrm
-    held_box = np.zeros(3 * chain.n, dtype=bool)
+    held_box: list[int] = []
     held_ellipse: list[int] = []
     for _ in range(4):
         z = _basis(chain, held_box, held_ellipse, normals)
         step = z @ solve(z) if z.shape[1] else np.zeros(3 * chain.n)
+        if not on_box and not normals:  # no limit to cross
+            break
         moves = step.tolist()
-        crossed = [k for k, side in on_box if moves[k] * side > 0.0 and not held_box[k]]
+        crossed = [k for k, side in on_box if moves[k] * side > 0.0 and k not in held_box]
         ellipse = sorted(
             set(held_ellipse)
-            | {i for i, nrm in normals.items() if nrm @ step[3 * i : 3 * i + 2] > 0}
+            | {
+                i
+                for i, (n0, n1) in normals.items()
+                if n0 * moves[3 * i] + n1 * moves[3 * i + 1] > 0
+            }
         )
         if not crossed and ellipse == held_ellipse:
             break
-        held_box[crossed] = True
+        held_box += crossed
         held_ellipse = ellipse
     return step, z, held_box, held_ellipse
 
@@ -960,24 +977,28 @@ def _advance(
     chain: _Chain,
     p: NDArray[np.float64],
     step: NDArray[np.float64],
-    held_box: NDArray[np.bool_],
+    held_box: list[int],
     held_ellipse: list[int],
 ) -> NDArray[np.float64]:
-    """``p + alpha step`` (n, 3), ``alpha <= 1`` stopping at the first limit not held.
+    """``p + alpha step`` (n, 3), ``alpha <= 1`` stopping at the first limit not held (the
+    held ones as `_constrained_step` returns them).
 
     The step runs along the held limits (their tangents); its end is projected back onto
     them. A limit the step would cross from inside stops it there, so the next step finds
     that limit on its boundary and holds it (an active-set method).
     """
     flat = p.ravel()
+    moved = flat + step
     alpha = 1.0
-    at, moves, held = flat.tolist(), step.tolist(), held_box.tolist()
+    at, moves = flat.tolist(), step.tolist()
     for k, lo, hi in chain.box:
         d = moves[k]
-        if d and not held[k]:
+        if d and k not in held_box:
             alpha = min(alpha, ((hi if d > 0.0 else lo) - at[k]) / d)  # inf: unbounded
-    for i, a, b in chain.ellipses_beyond((flat + step).reshape(-1, 3), 1.0):
-        if i in held_ellipse:
+    ends = moved.tolist()
+    for i, a, b in chain.ellipses:
+        # the step's end inside (with a margin for rounding: the exact test is below), or held
+        if (ends[3 * i] / a) ** 2 + (ends[3 * i + 1] / b) ** 2 < 1.0 - 1e-12 or i in held_ellipse:
             continue
         x, z = at[3 * i] / a, at[3 * i + 1] / b
         dx, dz = moves[3 * i] / a, moves[3 * i + 1] / b
@@ -987,17 +1008,18 @@ def _advance(
         qb = x * dx + z * dz
         qc = x * x + z * z - 1.0  # <= 0 inside
         alpha = min(alpha, (-qb + math.sqrt(max(qb * qb - qa * qc, 0.0))) / qa)
-    return chain.project((flat + max(alpha, 0.0) * step).reshape(-1, 3))
+    return chain.project((moved if alpha == 1.0 else flat + max(alpha, 0.0) * step).reshape(-1, 3))
 
 
 def _svd_parts(
     a1: NDArray[np.float64],
-) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], int]:
-    """``(U, s, Vt, rank)`` of the reach Jacobian in the step basis, rank relative to ``s[0]``."""
+) -> tuple[NDArray[np.float64], list[float], NDArray[np.float64], int]:
+    """``(U, s, Vt, rank)`` of the reach Jacobian in the step basis, rank relative to ``s[0]``
+    (the singular values ``s`` in Python floats: their few scalar uses cost numpy more)."""
     u, s, vt = np.linalg.svd(a1, full_matrices=True)
-    values = s.tolist()
+    values: list[float] = s.tolist()
     rank = sum(x > 1e-10 * values[0] for x in values) if values and values[0] > 0 else 0
-    return u, s, vt, rank
+    return u, values, vt, rank
 
 
 def solve_chain(
@@ -1089,7 +1111,7 @@ def solve_chain(
         raise ValueError("every rotation axis of the chain is locked: nothing can turn")
 
     start = np.array([j.params for j in joints])
-    p = chain.project(start.copy())
+    p = chain.project(start)  # (a new array)
     if _beyond_first_shell(chain, p):
         p[chain.free_rq] = reparameterize(p[chain.free_rq])
     state = chain.start(p)
@@ -1192,6 +1214,20 @@ def _accept(
     if callback is not None:
         callback(iteration, _output(chain, state.p, start))
     return state, jumped
+
+
+#: `_pseudo_inverse`'s arguments.
+_Chord = tuple[NDArray[np.float64], NDArray[np.float64], list[float], NDArray[np.float64]]
+
+
+def _pseudo_inverse(
+    z: NDArray[np.float64], vr: NDArray[np.float64], sr: list[float], ur: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """The reach Jacobian's pseudo-inverse (3n, rows of r1) in the parameters, from its SVD in
+    the step basis ``z`` (3n, m): ``z V_r diag(1/s_r) U_r^T`` (the ``rank`` leading singular
+    vectors ``vr`` (m, rank), ``ur`` (rows, rank) and values ``sr``). Built only for the
+    steps whose chord is taken (`_restore`)."""
+    return z @ (vr / sr) @ ur.T
 
 
 def _bounded(step: NDArray[np.float64], bound: float) -> NDArray[np.float64]:
@@ -1415,6 +1451,7 @@ def _solve(
     iterations = 0
     trial: _State | None
     exact: NDArray[np.float64] | None = None  # `_lagrangian` at state, while minimizing
+    corrected = False  # whether `curvature` has been updated since it was last zero
     while iterations < max_iterations:
         gradient = state.j2.T @ state.delta.ravel()
         # the step is sequential quadratic programming's on the whole problem (see below)
@@ -1424,18 +1461,19 @@ def _solve(
         else:
             if exact is None:
                 exact = _lagrangian(chain, state, gradient)[0]
-            hessian = exact + curvature
+            hessian = exact + curvature if corrected else exact
         # the Levenberg-Marquardt parameter at least the reach's residual (in chain lengths):
         # a far target's steps damped in proportion to the distance left, which spares the
         # trust region's refusals (Fan and Yuan's choice of parameter; reach iterations mean
         # 3-joint 16.2 -> 10.6, 10-joint 19.7 -> 11.5, drags unchanged)
         damping = max(mu, state.e1) ** 2 if reaching else 0.0
-        parts: dict[str, NDArray[np.float64]] = {}
+        # the chord's factors (`_pseudo_inverse`), kept by the step's last solve
+        parts: dict[str, _Chord] = {}
 
         def solve(
             z: NDArray[np.float64],
             state: _State = state,
-            parts: dict[str, NDArray[np.float64]] = parts,
+            parts: dict[str, _Chord] = parts,
             hessian: NDArray[np.float64] = hessian,
             gradient: NDArray[np.float64] = gradient,
             damping: float = damping,
@@ -1447,7 +1485,7 @@ def _solve(
             u, s, vt, rank = _svd_parts(state.j1 @ z)
             ur, sr, vr = u[:, :rank], s[:rank], vt[:rank].T
             if not reaching or curved:  # the chord (`_restore`): the reach's pseudo-inverse
-                parts["pinv"] = z @ (vr / sr) @ ur.T
+                parts["chord"] = z, vr, sr, ur
             if reaching and slow:
                 # the BFGS model's step, kept out of the directions that do not move the end
                 # effector at all (a twist about a bone pointing at a target out of reach),
@@ -1455,7 +1493,7 @@ def _solve(
                 hz = z.T @ model @ z + damping * np.eye(z.shape[1])
                 y = -_solve_positive(hz, z.T @ (state.j1.T @ state.r1), damping)
                 return vr @ (vr.T @ y)
-            y = -(vr * (sr / (sr * sr + damping))) @ (ur.T @ state.r1)
+            y = -(vr * [x / (x * x + damping) for x in sr]) @ (ur.T @ state.r1)
             null = vt[rank:].T
             if not null.shape[1]:
                 return y
@@ -1481,7 +1519,9 @@ def _solve(
                 break
             reaching, cap, anchor = False, *_settled(state)
             continue
-        step = _bounded(step, (2.0 if reaching else 1.0) * MAX_STEP)
+        bound = (2.0 if reaching else 1.0) * MAX_STEP
+        if length > bound:  # (`_bounded`, its length known)
+            step = step * (bound / length)
         iterations += 1
         if reaching:
             # a curved step taken whole (no limit on its way or held, its angles' part not
@@ -1502,8 +1542,8 @@ def _solve(
                 and length * (length / last) ** 2 < STEP_TOLERANCE
                 and length <= math.sqrt(state.e1)
                 and not held_ellipse
-                and not held_box.any()
-                and np.array_equal(p.ravel(), state.p.ravel() + step)
+                and not held_box
+                and p.ravel().tolist() == (state.p.ravel() + step).tolist()
             )
             restorable = converged and last < math.inf
             bare = restorable or (converged and length * length < REACH_TOLERANCE)
@@ -1518,7 +1558,8 @@ def _solve(
                 if bare and trial.e1 > min(REACH_TOLERANCE, 0.5 * state.e1):
                     restored = None
                     if restorable and trial.e1 <= length * length:
-                        restored = _restore(chain, trial, parts["pinv"], 0.0, REACH_TOLERANCE)
+                        pinv = _pseudo_inverse(*parts["chord"])
+                        restored = _restore(chain, trial, pinv, 0.0, REACH_TOLERANCE)
                     # it goes on (or BFGS) unless the chords reached
                     trial = restored or chain.evaluate(trial.p, jacobians=True)
                 last = length if curved else math.inf
@@ -1548,10 +1589,11 @@ def _solve(
                     reaching, cap, anchor = False, *_settled(state)
             continue
         trial = None
+        pinv = _pseudo_inverse(*parts["chord"])
         for _ in range(10):
             slack = cap + RESTORE_SLACK * float(step @ step)
             p = _advance(chain, state.p, step, held_box, held_ellipse)
-            trial = _restore(chain, chain.evaluate(p, False), parts["pinv"], anchor, slack)
+            trial = _restore(chain, chain.evaluate(p, False), pinv, anchor, slack)
             if trial is not None and trial.e2 < state.e2:
                 break
             trial = None
@@ -1560,14 +1602,17 @@ def _solve(
             if not curvature.any():
                 break
             curvature[:] = 0.0  # the model misled: start again from Gauss-Newton
+            corrected = False
             continue
         gain = state.e2 - trial.e2
         old = state
         state = chain.evaluate(trial.p, jacobians=True)
         exact, curvature = _secant_step(chain, old, state, gradient, curvature)
+        corrected = True
         state, jumped = _accept(chain, state, callback, iterations, start)
         if jumped:
             curvature[:] = 0.0
+            corrected = False
             exact = None
         if gain <= 1e-12 * state.e2 + 1e-300:
             break
@@ -1639,10 +1684,11 @@ def _active(chain: _Chain, p: NDArray[np.float64]) -> tuple[tuple[str, ...], ...
     out = []
     ellipses = {i: (a, b) for i, a, b in chain.ellipses}
     fixed, lower, upper, rows = (x.tolist() for x in (chain.fixed, chain.lower, chain.upper, p))
+    flat = p.ravel().tolist()
     for i in range(chain.n):
         names = []
         if i in ellipses:
-            if _ellipse_normal(p, i, *ellipses[i]) is not None:
+            if _ellipse_normal(flat, i, *ellipses[i]) is not None:
                 names.append("swing")
         elif any(
             not fixed[3 * i + k]
