@@ -107,13 +107,20 @@ def test_the_keys_follow_the_core_spline_within_the_tolerance(case, kind):
         assert result.added > 0  # hidden keys where keys are more than half a turn apart
 
 
-def test_many_curves_fit_together_as_each_alone():
-    inputs = [spline_keys.SplineInput(*CASES[case]) for case in CASES]
+@pytest.mark.parametrize("batch", [spline_keys.FIT_BATCH, 2])
+def test_many_curves_fit_together_as_each_alone(batch, monkeypatch):
+    # With a batch of 2, the curves are fitted in batches that split the list unevenly.
+    monkeypatch.setattr(spline_keys, "FIT_BATCH", batch)
+    inputs = ([spline_keys.SplineInput(*CASES[case]) for case in CASES] * 2)[:-1]
     together = spline_keys.fit_many(inputs, "catmull_rom", TOLERANCE)
     for item, result in zip(inputs, together, strict=True):
         (alone,) = spline_keys.fit_many([item], "catmull_rom", TOLERANCE)
         np.testing.assert_array_equal(result.times, alone.times)
         np.testing.assert_array_equal(result.values, alone.values)
+        np.testing.assert_array_equal(result.handle_left, alone.handle_left)
+        np.testing.assert_array_equal(result.handle_right, alone.handle_right)
+        np.testing.assert_array_equal(result.interpolation, alone.interpolation)
+        assert (result.added, result.jumps) == (alone.added, alone.jumps)
         assert result.max_error == alone.max_error
     assert spline_keys.fit_many([], "catmull_rom", TOLERANCE) == []
 
