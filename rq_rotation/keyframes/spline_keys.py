@@ -97,10 +97,11 @@ MAX_SAMPLE_TURN = 0.08
 # Interior check points of a piece in the keys' chart (exact by construction: a guard against
 # float32 evaluation, not against the shape).
 NATIVE_CHECKS = 3
-# `fit_many` fits this many curves at a time: the passes over all pieces are memory-bound,
-# and on 1000 curves of 1000 frames their arrays outgrow the caches (1.4-1.5x the time per
-# curve of 100 curves at once, measured; the results are the same).
-FIT_BATCH = 64
+# `fit_many` fits curves in batches of about this many keys: the passes over all pieces are
+# memory-bound, and on 1000 curves of 1000 frames (28,000 keys) their arrays outgrow the
+# caches (1.4-1.5x the time per curve of 100 curves at once, measured), while batches much
+# smaller pay numpy's per-call overhead more often. The results are the same.
+FIT_BATCH_KEYS = 2048
 # Knots inserted at least this far apart (frames).
 LIFT_KEY_GAP = 0.02
 # At most this many refinement passes (each adds a knot to every interval out of tolerance).
@@ -780,17 +781,22 @@ def fit_many(
     list of SplineKeys
         One per input, in order.
     """
+    if not inputs:
+        return []
+    keys = np.cumsum([len(item.times) for item in inputs])
+    # Each batch ends with the curve that takes its keys past a multiple of `FIT_BATCH_KEYS`.
+    ends = np.flatnonzero(np.diff(keys // FIT_BATCH_KEYS, append=-1)) + 1
     return [
         result
-        for start in range(0, len(inputs), FIT_BATCH)
-        for result in _fit_batch(inputs[start : start + FIT_BATCH], kind, tolerance, planar)
+        for start, end in zip([0, *ends[:-1].tolist()], ends.tolist(), strict=True)
+        for result in _fit_batch(inputs[start:end], kind, tolerance, planar)
     ]
 
 
 def _fit_batch(
     inputs: Sequence[SplineInput], kind: Kind, tolerance: float, planar: bool
 ) -> list[SplineKeys]:
-    """`fit_many` of at most `FIT_BATCH` curves."""
+    """`fit_many` of the curves of one batch."""
     pieces = _pieces(inputs, kind)
     # Every change held (exact pieces), and where some change is costly, runs lifted instead;
     # each curve takes whichever follows its spline more closely.

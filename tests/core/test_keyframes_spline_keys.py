@@ -107,10 +107,10 @@ def test_the_keys_follow_the_core_spline_within_the_tolerance(case, kind):
         assert result.added > 0  # hidden keys where keys are more than half a turn apart
 
 
-@pytest.mark.parametrize("batch", [spline_keys.FIT_BATCH, 2])
+@pytest.mark.parametrize("batch", [spline_keys.FIT_BATCH_KEYS, 9])
 def test_many_curves_fit_together_as_each_alone(batch, monkeypatch):
-    # With a batch of 2, the curves are fitted in batches that split the list unevenly.
-    monkeypatch.setattr(spline_keys, "FIT_BATCH", batch)
+    # With batches of about 9 keys, the curves are fitted in batches of different sizes.
+    monkeypatch.setattr(spline_keys, "FIT_BATCH_KEYS", batch)
     inputs = ([spline_keys.SplineInput(*CASES[case]) for case in CASES] * 2)[:-1]
     together = spline_keys.fit_many(inputs, "catmull_rom", TOLERANCE)
     for item, result in zip(inputs, together, strict=True):
