@@ -188,12 +188,22 @@ class SplineInput:
 
 
 def _handles(
-    times: np.ndarray, values: np.ndarray, tangents: np.ndarray
+    times: np.ndarray, values: np.ndarray, tangents: np.ndarray, curve: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Handles at 1/3 of each neighbouring interval along ``tangents``; (n, k, 2) each."""
+    """Handles at 1/3 of each neighbouring interval along ``tangents``; (n, k, 2) each.
+
+    ``curve`` (n,): which curve each key is on (sorted; at least 2 keys each), for the keys
+    of many curves at once; a curve's first and last keys take the interval on their inner
+    side. Without it, all keys are one curve's."""
     h = np.diff(times)
-    before = np.concatenate([h[:1], h])[:, None] / 3.0
-    after = np.concatenate([h, h[-1:]])[:, None] / 3.0
+    before = np.concatenate([h[:1], h])
+    after = np.concatenate([h, h[-1:]])
+    if curve is not None:
+        change = np.flatnonzero(curve[1:] != curve[:-1])  # key ``change`` ends a curve
+        before[change + 1] = h[change + 1]
+        after[change] = h[change - 1]
+    before = before[:, None] / 3.0
+    after = after[:, None] / 3.0
     left = np.stack(
         [np.broadcast_to(times[:, None] - before, values.shape), values - tangents * before],
         axis=-1,
@@ -685,23 +695,19 @@ def _lifted_keys(
         rq_to_quat(bezier_values(pieces.control_points[mid_piece], mid_u)),
     )
     np.maximum.at(worst, curve[inner], mid_error)
-    parts = []
-    for c in range(len(first)):
-        rows = np.flatnonzero(kept[first[c] : last[c] + 1]) + first[c]
-        handle_left, handle_right = _handles(time[rows], values[rows], tangents[rows])
-        parts.append(
-            _KeyRows(
-                curve=np.full(len(rows), c),
-                time=time[rows],
-                value=values[rows],
-                left_time=handle_left[:, 0, 0],
-                left=handle_left[..., 1],
-                right_time=handle_right[:, 0, 0],
-                right=handle_right[..., 1],
-                code=np.full(len(rows), fcurve_math.BEZIER),
-            )
-        )
-    return _KeyRows.join(parts), worst
+    rows = np.flatnonzero(kept)
+    handle_left, handle_right = _handles(time[rows], values[rows], tangents[rows], curve[rows])
+    keys = _KeyRows(
+        curve=curve[rows],
+        time=time[rows],
+        value=values[rows],
+        left_time=handle_left[:, 0, 0],
+        left=handle_left[..., 1],
+        right_time=handle_right[:, 0, 0],
+        right=handle_right[..., 1],
+        code=np.full(len(rows), fcurve_math.BEZIER),
+    )
+    return keys, worst
 
 
 def _deviations(pieces: _Pieces, keys: _KeyRows, curves: int) -> np.ndarray:
