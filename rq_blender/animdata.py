@@ -178,6 +178,17 @@ def read_points(fcurves: Sequence[bpy.types.FCurve], attribute: str) -> np.ndarr
     return out.reshape(len(fcurves), n, 2).transpose(1, 2, 0)
 
 
+def value_bounds(fcurve: bpy.types.FCurve) -> tuple[float, float]:
+    """The smallest and largest value of an F-curve's keys and handles (its Bezier hull in
+    value), read in bulk; the curve must have keys."""
+    points = fcurve.keyframe_points
+    flat = np.empty((3, 2 * len(points)), dtype=np.float32)
+    for row, attribute in zip(flat, ("co", "handle_left", "handle_right"), strict=True):
+        points.foreach_get(attribute, row)
+    values = flat[:, 1::2]
+    return float(values.min()), float(values.max())
+
+
 def fcurve_index(owner: compat.FCurveOwner | None) -> dict[tuple[str, int], bpy.types.FCurve]:
     """Every F-curve of ``owner`` by ``(data path, array index)``, read in one pass: for
     many lookups while the curves do not change (``FCurves.find`` searches them all each

@@ -586,12 +586,11 @@ def widen_limits(
     low = high = static[2]
     for start in range(0, len(fcurves), 3):
         for index, fcurve in enumerate(fcurves[start : start + 3]):
-            keys = animdata.read_keys(fcurve)
-            ys = np.concatenate([keys.values, keys.handle_left[:, 1], keys.handle_right[:, 1]])
+            smallest, largest = animdata.value_bounds(fcurve)
             if index < 2:
-                reach[index] = max(reach[index], float(np.abs(ys).max()))
+                reach[index] = max(reach[index], -smallest, largest)
             else:
-                low, high = min(low, float(ys.min())), max(high, float(ys.max()))
+                low, high = min(low, smallest), max(high, largest)
     margin = 1.0 + 1e-6
     radius = math.hypot(*reach) * margin
     swing_limit, twist_limit = bone_modes.joint_limits(pose_bone)
