@@ -1513,12 +1513,12 @@ def _solve(
             # the first rank move the end effector, the reach's damped Gauss-Newton part; the
             # others do not, the angles' model minimized there (one projection of the Hessian)
             along = (ur.T @ state.r1).tolist()
-            y = [-x * c / (x * x + damping) for x, c in zip(sr, along, strict=True)]
+            reach = [-x * c / (x * x + damping) for x, c in zip(sr, along, strict=True)]
             if rank == len(vt):
-                return vr @ y
+                return vr @ reach
             turned = z @ vt.T  # (3n, m)
             hq = turned.T @ (hessian @ turned)
-            g = turned[:, rank:].T @ gradient + hq[rank:, :rank] @ y
+            g = turned[:, rank:].T @ gradient + hq[rank:, :rank] @ reach
             reduced = hq[rank:, rank:]
             if damping:
                 reduced.flat[:: len(reduced) + 1] += damping
@@ -1527,11 +1527,11 @@ def _solve(
                 # the reach's part within the step bound, the angles' part shorter than the
                 # square root of the reach's residual: it moves the end effector at second
                 # order, which must not undo the reach's progress
-                length = math.hypot(*y)
+                length = math.hypot(*reach)
                 if length > MAX_STEP:
-                    y = [c * (MAX_STEP / length) for c in y]
+                    reach = [c * (MAX_STEP / length) for c in reach]
                 tangent = _bounded(tangent, min(MAX_STEP, math.sqrt(state.e1)))
-            return vt.T @ np.concatenate((y, tangent))
+            return vt.T @ np.concatenate((reach, tangent))
 
         step, _, held_box, held_ellipse = _constrained_step(chain, state, solve)
         length = math.sqrt(step @ step)
