@@ -543,14 +543,14 @@ class _Layout:
         order = (np.arange(n)[:, None] * 3 + (2 - factor)).ravel()  # proximal first
         later = order[None, :] - order[:, None]
         self.curvature_weights = np.where(later > 0, 1.0, np.where(later == 0, 0.5, 0.0)).ravel()
-        # flat indices into (3n, 3n): the diagonal blocks (n, 3, 3); the joints with
-        # a factor of several parameters (an RQ vector, a swing: their ``w`` change with their
-        # own parameters, see `_Chain.curvature`) and those entries of their blocks, in order
+        # flat indices into (3n, 3n): the diagonal blocks' entries, block by block, row by row;
+        # the joints with a factor of several parameters (an RQ vector, a swing: their ``w``
+        # change with their own parameters, see `_Chain.curvature`) and those entries of their
+        # blocks, in order
         rows, columns = np.divmod(np.arange(9), 3)
-        self.diagonal_blocks = (
+        self.block_index = (
             (3 * np.arange(n)[:, None] + rows) * 3 * n + 3 * np.arange(n)[:, None] + columns
-        ).reshape(n, 3, 3)
-        self.block_index = self.diagonal_blocks.ravel()
+        ).ravel()
         self.within_factors = [i for i, kind in enumerate(self.kinds) if kind != "euler"]
         self.within_index = np.array(
             [
@@ -584,7 +584,7 @@ class _Chain:
     The arrays its joints' kinds and limits fix come from the shared `_Layout` (read-only):
     ``n``, ``kinds``, ``factors``, ``lower``, ``upper``, ``ellipse``, ``identity``,
     ``ellipses``, ``fixed``, ``free``, ``free_mask``, ``box``, ``free_basis``,
-    ``clip``, ``curvature_weights``, ``diagonal_blocks``, ``block_index``, ``within_factors``,
+    ``clip``, ``curvature_weights``, ``block_index``, ``within_factors``,
     ``within_index``, ``free_rq``, ``free_rq_joints``.
     """
 
@@ -602,7 +602,7 @@ class _Chain:
         self.n = layout.n
         self.kinds, self.factors = layout.kinds, layout.factors
         self.within_factors, self.within_index = layout.within_factors, layout.within_index
-        self.diagonal_blocks, self.block_index = layout.diagonal_blocks, layout.block_index
+        self.block_index = layout.block_index
         self.lower, self.upper, self.ellipse = layout.lower, layout.upper, layout.ellipse
         self.identity = layout.identity
         self.ellipses = layout.ellipses
@@ -779,29 +779,45 @@ class _Chain:
         or an Euler angle does not change its own ``w``.
         """
         n, scale = self.n, self.scale
-        glin, ginv, omega = state.frames()
-        m = np.swapaxes(glin, 1, 2) @ multiplier[:3]  # G_i^T lambda (n, 3)
-        u = ginv @ state.j1[:3]  # G_i^-1 J_b (n, 3, 3n)
-        m_cross_t = -2.0 * (m @ _HALF_CROSS).reshape(n, 3, 3)  # [m_i]x^T
-        k = omega @ m_cross_t  # m_i x w_a (n, c, 3)
-        # rows a (joint i), columns b: m_i . (w_a x u_ib), kept where the order is exact
-        upper = (k @ u).ravel()
-        # the angles: w_b . A w_a (rows a) where a acts after b (and halved within a factor);
-        # J2's diagonal blocks are A(delta_i) W_i^T
-        j2_blocks = state.j2.ravel()[self.diagonal_blocks]
-        upper[self.diagonal_blocks] += np.swapaxes(omega @ j2_blocks, 1, 2)
+        lx, ly, lz = multiplier[:3].tolist()
+        # in Python floats (a few dozen numpy calls on 3x3 blocks cost more): rows a (joint i),
+        # columns b: m_i . (w_a x G_i^-1 J_b) = (G_i^-T (m_i x w_a)) . J_b, m_i = G_i^T lambda,
+        # one product with J; and the angles' w_b . A w_a = J2_ka (W^T)_kb, W^T block-diagonal
+        # (its blocks W_i^T, as J2's are A(delta_i) W_i^T: one product with J2)
+        turned: list[float] = []  # G_i^-T (m_i x w_a), per parameter
+        spread: list[float] = []  # W^T's diagonal blocks, row by row
+        moments: list[_Vec] = []  # m_i
+        for g, _, w, _, h in state.local:
+            m0 = g[0] * lx + g[3] * ly + g[6] * lz
+            m1 = g[1] * lx + g[4] * ly + g[7] * lz
+            m2 = g[2] * lx + g[5] * ly + g[8] * lz
+            moments.append((m0, m1, m2))
+            for w0, w1, w2 in w:
+                c0, c1, c2 = m1 * w2 - m2 * w1, m2 * w0 - m0 * w2, m0 * w1 - m1 * w0
+                turned += (
+                    h[0] * c0 + h[3] * c1 + h[6] * c2,
+                    h[1] * c0 + h[4] * c1 + h[7] * c2,
+                    h[2] * c0 + h[5] * c1 + h[8] * c2,
+                )
+            (a0, a1, a2), (b0, b1, b2), (d0, d1, d2) = w
+            spread += (a0, b0, d0, a1, b1, d1, a2, b2, d2)
+        blocks = np.zeros(9 * n * n)
+        blocks[self.block_index] = spread
+        upper = np.array(turned).reshape(3 * n, 3) @ state.j1[:3]
+        upper += state.j2.T @ blocks.reshape(3 * n, 3 * n)
+        upper = upper.ravel()  # kept where the order is exact (halved within a factor)
         upper *= self.curvature_weights
         if self.within_factors:  # S_ab . (delta + x x m / scale) within a factor, halved
-            lx, ly, lz = (0.5 * multiplier[:3]).tolist()
+            half = 0.5 / scale
             rows = state.p.tolist()
             values: list[float] = []
             for i in self.within_factors:
-                g, (x0, x1, x2), _, (dx, dy, dz), _ = state.local[i]
+                _, (x0, x1, x2), _, (dx, dy, dz), _ = state.local[i]
                 dx, dy, dz = 0.5 * dx, 0.5 * dy, 0.5 * dz  # (S . q is linear in q)
-                m0 = (g[0] * lx + g[3] * ly + g[6] * lz) / scale
-                m1 = (g[1] * lx + g[4] * ly + g[7] * lz) / scale
-                m2 = (g[2] * lx + g[5] * ly + g[8] * lz) / scale
-                q0, q1, q2 = dx + x1 * m2 - x2 * m1, dy + x2 * m0 - x0 * m2, dz + x0 * m1 - x1 * m0
+                m0, m1, m2 = moments[i]
+                q0 = dx + half * (x1 * m2 - x2 * m1)
+                q1 = dy + half * (x2 * m0 - x0 * m2)
+                q2 = dz + half * (x0 * m1 - x1 * m0)
                 a, b, t = rows[i]
                 if self.kinds[i] == "rq":
                     values += _factor_curvature(a, b, t, (q0, q1, q2))
@@ -857,7 +873,7 @@ class _State:
     def frames(self) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """``(G, G^-1, W)``, each (n, 3, 3), from `local` (a state with Jacobians): each rotated
         frame's world linear part, its inverse, and per parameter its ``w`` (body frame, rows).
-        Built on demand (by `_Chain.curvature` and an orientation target's Jacobian) in one
+        Built on demand (by an orientation target's Jacobian) in one
         array, read from one flat iterator (``np.array`` of tuples costs twice as much on ten
         joints): most states never need them."""
         n = len(self.local)
@@ -1493,24 +1509,29 @@ def _solve(
                 hz = z.T @ model @ z + damping * np.eye(z.shape[1])
                 y = -_solve_positive(hz, z.T @ (state.j1.T @ state.r1), damping)
                 return vr @ (vr.T @ y)
-            y = -(vr * [x / (x * x + damping) for x in sr]) @ (ur.T @ state.r1)
-            null = vt[rank:].T
-            if not null.shape[1]:
-                return y
-            zn = z @ null  # the null space's directions in the parameters (3n, k)
-            hzn = hessian @ zn
-            reduced = zn.T @ hzn
+            # in the SVD's directions (the basis turned by vt.T, orthonormal as the basis is):
+            # the first rank move the end effector, the reach's damped Gauss-Newton part; the
+            # others do not, the angles' model minimized there (one projection of the Hessian)
+            along = (ur.T @ state.r1).tolist()
+            reach = [-x * c / (x * x + damping) for x, c in zip(sr, along, strict=True)]
+            if rank == len(vt):
+                return vr @ reach
+            turned = z @ vt.T  # (3n, m)
+            hq = turned.T @ (hessian @ turned)
+            g = turned[:, rank:].T @ gradient + hq[rank:, :rank] @ reach
+            reduced = hq[rank:, rank:]
             if damping:
                 reduced.flat[:: len(reduced) + 1] += damping
-            g = zn.T @ (gradient + hessian @ (z @ y))
-            tangent = -null @ _solve_positive(reduced, g, ANGLES_FLOOR)
+            tangent = -_solve_positive(reduced, g, ANGLES_FLOOR)
             if reaching:
                 # the reach's part within the step bound, the angles' part shorter than the
                 # square root of the reach's residual: it moves the end effector at second
                 # order, which must not undo the reach's progress
-                y = _bounded(y, MAX_STEP)
+                length = math.hypot(*reach)
+                if length > MAX_STEP:
+                    reach = [c * (MAX_STEP / length) for c in reach]
                 tangent = _bounded(tangent, min(MAX_STEP, math.sqrt(state.e1)))
-            return y + tangent
+            return vt.T @ np.concatenate((reach, tangent))
 
         step, _, held_box, held_ellipse = _constrained_step(chain, state, solve)
         length = math.sqrt(step @ step)
