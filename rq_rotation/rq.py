@@ -191,10 +191,15 @@ def _nearest_equivalent(v: NDArray[np.float64], near: NDArray[np.float64]) -> ND
     to ``near`` has the signed length closest to ``near . u``. For the identity (``v = 0``)
     every shell point is equivalent: ``2 pi round(|near| / 2 pi)`` along ``near``.
     """
+    return _nearest_along(*_length_direction(v), near)
+
+
+def _length_direction(v: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``(|v|, v / |v|)`` of vectors (..., 3): shapes (...,) and (..., 3), the direction NaN
+    where ``|v|`` is 0 (as `_nearest_along` takes them)."""
     ang = norm(v)
     with np.errstate(divide="ignore", invalid="ignore"):
-        u = v / ang[..., None]
-    return _nearest_along(ang, u, near)
+        return ang, v / ang[..., None]
 
 
 def _nearest_along(

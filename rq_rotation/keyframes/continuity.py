@@ -19,12 +19,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._checks import norm
 from ..axis_angle import rq_to_blender_axis_angle
 from ..euler import EULER_ORDERS, quat_to_euler
 from ..modes import nearest_values
 from ..quaternion import align_quat_signs
-from ..rq import _nearest_along, _nearest_equivalent, quat_to_rq, rq_to_quat
+from ..rq import (
+    _length_direction,
+    _nearest_along,
+    _nearest_equivalent,
+    quat_to_rq,
+    rq_to_quat,
+)
 from ..swing_twist import quat_to_swing_twist
 from .fcurve_math import CONSTANT, Keys
 
@@ -166,9 +171,7 @@ def _chain_columns(
     columns, `rq._nearest_along`)."""
     first = int(start.min())
     if mode == "RQ":
-        ang = norm(q[lines, first:])
-        with np.errstate(divide="ignore", invalid="ignore"):
-            u = q[lines, first:] / ang[..., None]
+        ang, u = _length_direction(q[lines, first:])
     for column in range(first, q.shape[1]):
         now = start <= column
         rows = lines[now]
