@@ -118,6 +118,8 @@ LIFT_SLACK = 1.5
 MAX_LIFT_STEP = 0.15
 MIN_SAMPLE_GAP = 1e-4
 MAX_SUBDIVISIONS = 8
+# `_largest_angles`: RQ vectors this far apart (radians) or more are not used for its bound.
+NEAR_PAIR = 1.0
 # The lift follows the target's axis where it is within the first angle (radians) of the keys'
 # chart's axis, and that axis beyond the second (see `_lift`).
 AXES_AGREE = (math.radians(10.0), math.radians(2.0))
@@ -755,11 +757,37 @@ def _deviations(pieces: _Pieces, keys: _KeyRows, curves: int) -> np.ndarray:
     )
     piece = np.clip(piece, first[curve], last[curve])
     u = np.clip((t - pieces.starts[piece]) / (pieces.ends - pieces.starts)[piece], 0.0, 1.0)
-    target = bezier_values(pieces.control_points[piece], u)
-    error = quat_angle_between(rq_to_quat(fitted), rq_to_quat(target))
+    return _largest_angles(curve, fitted, bezier_values(pieces.control_points[piece], u), curves)
+
+
+def _largest_angles(
+    curve: np.ndarray, fitted: np.ndarray, target: np.ndarray, curves: int
+) -> np.ndarray:
+    """The largest rotation angle (curves,) between RQ vectors ``fitted`` and ``target``
+    (m, 3) of the same ``curve`` (m,), computed exactly only where it may be the largest.
+
+    The exponential map never lengthens a path (`refine._channel_steps`), so the angle
+    between ``exp(a)`` and ``exp(b)`` is at most ``|a - b|``. A lower bound of each curve's
+    largest angle is its angle at the farthest pair closer than `NEAR_PAIR` (pairs farther
+    apart are mostly a hold's two charts: far apart, the same rotation); pairs closer than
+    that bound (less 1e-12 for the angles' rounding) cannot be the largest and are skipped.
+    The result is the same, bit for bit, as the angle at every pair.
+    """
+    distance = np.sqrt(np.einsum("ij,ij->i", fitted - target, fitted - target))
+    near = np.where(distance < NEAR_PAIR, distance, -1.0)
+    farthest = np.full(curves, -1.0)
+    np.maximum.at(farthest, curve, near)
+    top = near == farthest[curve]
     worst = np.zeros(curves)
-    np.maximum.at(worst, curve, error)
+    np.maximum.at(worst, curve[top], _angles(fitted[top], target[top]))
+    rest = ~top & (distance + 1e-12 >= worst[curve])
+    np.maximum.at(worst, curve[rest], _angles(fitted[rest], target[rest]))
     return worst
+
+
+def _angles(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Rotation angles (m,) between RQ vectors ``a`` and ``b`` (m, 3)."""
+    return quat_angle_between(rq_to_quat(a), rq_to_quat(b))
 
 
 def fit_many(
