@@ -37,7 +37,7 @@ from typing import Any, cast
 import bpy
 import numpy as np
 
-from ..rq_rotation import clamp_twist, quat_angle_between, scale_swing_into_ellipse
+from ..rq_rotation import clamp_twist, scale_swing_into_ellipse
 from ..rq_rotation.keyframes import fcurve_math
 from ..rq_rotation.keyframes.continuity import continuous_values
 from ..rq_rotation.keyframes.limits import fit_to_limits, limits_restrict_nothing, shorten_swings
@@ -45,6 +45,7 @@ from ..rq_rotation.keyframes.reduce import (
     add_worst_frames,
     changed_segments,
     evaluate_between_keys,
+    rotation_errors,
     seed_keys,
 )
 from ..rq_rotation.keyframes.refine import refine_grids
@@ -411,12 +412,6 @@ def _limit_fitter(
     return (lambda values: fit_to_limits(values, swing_limit, twist_limit)), False
 
 
-def rotation_error(mode: str, values: np.ndarray, source_quats: np.ndarray) -> np.ndarray:
-    """Rotation angle (radians) between channel values and source rotations, (n, k), (n, 4)
-    -> (n,)."""
-    return quat_angle_between(values_to_quat(mode, values), source_quats)
-
-
 def _write_track(
     owner,
     bone: str,
@@ -476,9 +471,11 @@ def _write_reduced(reductions: Sequence[_Reduction], tolerance: float) -> None:
     the keys `reduce.seed_keys` predicts from the values' fourth differences, write, read
     back the handles Blender computed, evaluate the curves at every frame whose segment
     changed (`reduce.changed_segments`; one numpy pass for all tracks,
-    `reduce.evaluate_between_keys`), and add keys in every gap between kept keys that exceeds
-    the tolerance (`reduce.add_worst_frames`: its worst frame, and more where the error
-    predicts the gap needs them), until none does (at worst every frame is kept). The
+    `reduce.evaluate_between_keys`), measure the rotation errors there
+    (`reduce.rotation_errors`: exactly only where the channels allow one over the
+    tolerance), and add keys in every gap between kept keys that exceeds the tolerance
+    (`reduce.add_worst_frames`: its worst frame, and more where the error predicts the gap
+    needs them), until none does (at worst every frame is kept). The
     tracks' frames, values, rotations, kept frames, key points and errors live in arrays laid
     end to end, made once; a pass works on the rows of the tracks still changing. Only the
     writing and reading back loop over the tracks. (Blender's handles are read, not computed
@@ -530,10 +527,12 @@ def _write_reduced(reductions: Sequence[_Reduction], tolerance: float) -> None:
         points[keyed] = now
         errors = error[rows]
         errors[mine] = 0.0
-        errors[todo] = rotation_error(
+        errors[todo] = rotation_errors(
             active[0].target,
             evaluate_between_keys(at, mine, keys, left, right, todo),
+            values[rows][todo],
             quats[rows][todo],
+            tolerance,
         )
         mine, over = add_worst_frames(mine, errors, tolerance)
         kept[rows], error[rows] = mine, errors

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..modes import values_to_quat
+from ..quaternion import quat_angle_between
 from .fcurve_math import evaluate_segments
+from .refine import BOUNDING_MODES, channel_distances
 
 # How the error of a segment shrinks as its gap is split: an interpolating cubic spline's
 # error falls like the fourth power of its key spacing. `add_worst_frames` uses it to predict
@@ -132,6 +135,46 @@ def add_worst_frames(
         span = (high - low)[cut]
         kept[low[cut] + ((rank + 1) * span) // pieces[cut]] = True
     return kept, over
+
+
+def rotation_errors(
+    mode: str,
+    values: np.ndarray,
+    stored: np.ndarray,
+    source_quats: np.ndarray,
+    tolerance: float,
+) -> np.ndarray:
+    """The rotation error (radians) of channel values against the source, as far as
+    `add_worst_frames` needs it: exact wherever it may exceed ``tolerance``.
+
+    In `refine.BOUNDING_MODES` the channels bound the angle between two values
+    (`refine.channel_distances`): where the bound from the track's own value there
+    (``stored``, whose rotation is the source's) is within ``tolerance`` (less 1e-12 for
+    the angles' rounding), the error is that bound, never over the tolerance, and no
+    rotation is computed. Elsewhere it is the angle between ``values``' rotations and
+    ``source_quats``.
+
+    Parameters
+    ----------
+    mode : str
+        The channels' mode.
+    values, stored : ndarray, shape (n, k)
+        Channel values (Blender's curves at some frames) and the track's values there.
+    source_quats : ndarray, shape (n, 4)
+        The source rotations, those of ``stored``.
+    tolerance : float
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        Exact angles where over ``tolerance - 1e-12`` by the bound; each bound elsewhere.
+    """
+    if mode not in BOUNDING_MODES:
+        return quat_angle_between(values_to_quat(mode, values), source_quats)
+    error = channel_distances(mode, stored, values)
+    exact = error > tolerance - 1e-12
+    error[exact] = quat_angle_between(values_to_quat(mode, values[exact]), source_quats[exact])
+    return error
 
 
 def changed_segments(kept: np.ndarray, points: np.ndarray, previous: np.ndarray) -> np.ndarray:

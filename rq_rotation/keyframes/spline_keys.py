@@ -766,7 +766,7 @@ def _largest_angles(
     """The largest rotation angle (curves,) between RQ vectors ``fitted`` and ``target``
     (m, 3) of the same ``curve`` (m,), computed exactly only where it may be the largest.
 
-    The exponential map never lengthens a path (`refine._channel_steps`), so the angle
+    The exponential map never lengthens a path (`refine.channel_distances`), so the angle
     between ``exp(a)`` and ``exp(b)`` is at most ``|a - b|``. A lower bound of each curve's
     largest angle is its angle at the farthest pair closer than `NEAR_PAIR` (pairs farther
     apart are mostly a hold's two charts: far apart, the same rotation); pairs closer than

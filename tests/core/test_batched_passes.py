@@ -5,6 +5,7 @@ once, the SAMPLED reduction's steps."""
 import numpy as np
 import pytest
 
+from rq_rotation import quat_angle_between
 from rq_rotation.keyframes import fcurve_math
 from rq_rotation.keyframes.fcurve_math import BEZIER, CONSTANT, LINEAR, Keys
 from rq_rotation.keyframes.reduce import (
@@ -13,6 +14,7 @@ from rq_rotation.keyframes.reduce import (
     add_worst_frames,
     changed_segments,
     evaluate_between_keys,
+    rotation_errors,
     seed_keys,
 )
 from rq_rotation.keyframes.refine import refine_grid, refine_grids
@@ -212,6 +214,36 @@ def test_add_worst_frames_splits_a_gap_far_over_the_tolerance_evenly():
     error[70] = 0.3
     new, _ = add_worst_frames(kept, error, 0.1)
     np.testing.assert_array_equal(np.flatnonzero(new), [0, 70, 100])
+
+
+@pytest.mark.parametrize("mode", ["RQ", "SWING_TWIST", "ZXY", "QUATERNION"])
+def test_rotation_errors_are_exact_wherever_they_may_be_over_the_tolerance(mode):
+    """`rotation_errors` computes angles only where the channel bound may exceed the
+    tolerance: there they are the exact angles, elsewhere within the tolerance, so
+    `add_worst_frames` keeps the same frames as with every angle."""
+    rng = np.random.default_rng(3)
+    n, tolerance = 4000, 0.01
+    width = 4 if mode == "QUATERNION" else 3
+    stored = rng.normal(size=(n, width)) * rng.choice([0.3, 2.0, 9.0], size=(n, 1))
+    # Off by tiny to large amounts, some right at the tolerance.
+    off = rng.normal(size=(n, width)) * rng.choice([1e-6, 3e-3, 5e-3, 0.1, 1.0], size=(n, 1))
+    values = stored + off
+    source = values_to_quat(mode, stored)
+    exact = quat_angle_between(values_to_quat(mode, values), source)
+    errors = rotation_errors(mode, values, stored, source, tolerance)
+    may_be_over = errors > tolerance - 1e-12
+    np.testing.assert_array_equal(errors[may_be_over], exact[may_be_over])
+    assert (errors[~may_be_over] < tolerance).all() and (exact[~may_be_over] < tolerance).all()
+    assert 0 < (~may_be_over).sum() < n  # both kinds were there
+    assert (exact > tolerance).sum() > 100
+    kept = np.zeros(n, dtype=bool)
+    kept[::50] = kept[-1] = True
+    for got, want in zip(
+        add_worst_frames(kept, errors, tolerance),
+        add_worst_frames(kept, exact, tolerance),
+        strict=True,
+    ):
+        np.testing.assert_array_equal(got, want)
 
 
 def test_seed_keys_space_keys_by_the_fourth_difference_per_track():
