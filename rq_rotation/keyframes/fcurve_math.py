@@ -293,22 +293,27 @@ def evaluate_segments(
     exact_right = np.abs(x[:, 3] - t) <= EXACT_THRESHOLD
     exact_left = np.abs(x[:, 0] - t) <= EXACT_THRESHOLD
     todo = ~(exact_left | exact_right)
-    # Exact hits take the key's value, CONSTANT holds the left one (rows gathered: a row mask
-    # broadcast over (m, k) would loop k values at a time).
-    out = y[np.arange(len(t)), np.where(exact_right, 3, 0)]
-    lin = todo & (ipo == LINEAR)
-    if lin.any():
-        fac = ((t[lin] - x[lin, 0]) / (x[lin, 3] - x[lin, 0]))[:, None]
-        out[lin] = fac * y[lin, 3] + (_f32(1.0) - fac) * y[lin, 0]
     bez = todo & (ipo == BEZIER)
+    every = len(t) > 0 and bool(bez.all())  # (the usual case: no copies, nothing gathered)
+    if not every:
+        # Exact hits take the key's value, CONSTANT holds the left one (rows gathered: a row
+        # mask broadcast over (m, k) would loop k values at a time).
+        out = np.empty((len(t), y.shape[2]), dtype=np.float32)
+        rest = np.flatnonzero(~bez)
+        out[rest] = y[rest, np.where(exact_right[rest], 3, 0)]
+        lin = todo & (ipo == LINEAR)
+        if lin.any():
+            fac = ((t[lin] - x[lin, 0]) / (x[lin, 3] - x[lin, 0]))[:, None]
+            out[lin] = fac * y[lin, 3] + (_f32(1.0) - fac) * y[lin, 0]
     if bez.any():
-        every = bool(bez.all())  # (the usual case: no copies)
-        xb, yb = (x, y) if every else (x[bez], y[bez])
+        xb = x if every else x[bez]
         x1, x2, x3, x4 = (xb[:, j] for j in range(4))
         # The values as (4, k, m): each point's (k, m) contiguous, so every elementwise pass
         # runs along whole rows (over (m, k) column views numpy loops k values at a time, m
-        # times: most of the time of a long evaluation). The same float32 operations.
-        y1, y2, y3, y4 = np.ascontiguousarray(yb.transpose(1, 2, 0))
+        # times: most of the time of a long evaluation). The same float32 operations. (The
+        # gather of the rows in use makes that layout itself: one copy.)
+        by_point = y.transpose(1, 2, 0)
+        y1, y2, y3, y4 = np.ascontiguousarray(by_point if every else by_point[:, :, bez])
         flat = (
             (np.abs(y1 - y4) < _F32_EPS)
             & (np.abs(y2 - y3) < _F32_EPS)
