@@ -224,7 +224,7 @@ def readme_rows() -> list[dict[str, str]]:
                 "measurement": f"IK {name} chain, {kind} ({m['count']} targets, median)",
                 "ours": ours,
                 "peer": f"{m['theirs_ms']:.1f} ms, error {m['theirs_error']:.0e} ({peer})",
-                "ratio": f"{m['ratio']:.0f}x faster; error not worse {m['not_worse']}/{m['count']}",
+                "ratio": f"{m['ratio']:.1f}x faster; error not worse {m['not_worse']}/{m['count']}",
                 "target": f">= 10x, error not worse; < {TARGETS[name]:g} ms",
             }
         )
