@@ -26,14 +26,13 @@ MAX_STEP = math.pi / 4
 MAX_REFINE_PASSES = 16
 
 
-# The modes whose channels bound the rotation angle between two values (`channel_distances`);
-# the others' bounds are approximate.
+# The modes whose channels bound the rotation angle between two values (`channel_distances`).
 BOUNDING_MODES = frozenset({RQ, SWING_TWIST, *EULER_ORDERS})
 
 
 def channel_distances(mode: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Bounds of the rotation angle between channel values ``a`` and ``b`` (N, k), row by
-    row -> (N,): upper bounds in `BOUNDING_MODES`. Catches whole turns that quaternion
+    """Upper bounds of the rotation angle between channel values ``a`` and ``b`` (N, k) of a
+    mode of `BOUNDING_MODES`, row by row -> (N,). Catches whole turns that quaternion
     distances cannot see (Euler or RQ channels moving by 2 pi).
 
     Euler: the sum of the channels' absolute changes (a rotation about one axis by ``e``
@@ -41,32 +40,43 @@ def channel_distances(mode: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     (the exponential map never lengthens a path: its differential's singular values are 1
     along the vector and ``sin(|v|/2) / (|v|/2)`` across it, and the straight segment between
     two vectors is such a path). Swing/twist: the swing's change in length (a 2-DOF RQ
-    vector) plus the twist's. QUATERNION and AXIS_ANGLE: approximate (see `refine_grid`).
-    The Euclidean lengths are tighter than the channel sums by up to sqrt(3) for RQ: a
-    vector spinning far past 2 pi about a tilted axis needs that many fewer samples.
+    vector) plus the twist's. The Euclidean lengths are tighter than the channel sums by up
+    to sqrt(3) for RQ: a vector spinning far past 2 pi about a tilted axis needs that many
+    fewer samples.
     """
+    if mode not in BOUNDING_MODES:
+        raise ValueError(f"the channels of {mode} do not bound the rotation angle")
     delta = np.abs(b - a)
     if mode == RQ:
         return np.sqrt(np.einsum("ij,ij->i", delta, delta))
     if mode == SWING_TWIST:
         return np.sqrt(delta[:, 0] * delta[:, 0] + delta[:, 1] * delta[:, 1]) + delta[:, 2]
-    if mode == "QUATERNION":
-        norm_a, norm_b = np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1)
-        low = np.maximum(np.minimum(norm_a, norm_b), 1e-12)
-        return 2.0 * np.linalg.norm(delta, axis=1) / low
-    if mode == "AXIS_ANGLE":
-        norm_a, norm_b = np.linalg.norm(a[:, 1:], axis=1), np.linalg.norm(b[:, 1:], axis=1)
-        low = np.maximum(np.minimum(norm_a, norm_b), 1e-12)
-        size = np.maximum(np.abs(a[:, 0]), np.abs(b[:, 0]))
-        return delta[:, 0] + 2.0 * size * np.linalg.norm(delta[:, 1:], axis=1) / low
     return delta.sum(axis=1)
+
+
+def _channel_steps(mode: str, values: np.ndarray) -> np.ndarray:
+    """Bounds of the rotation angle between consecutive rows of channel values, shape
+    (N, k) -> (N - 1,): `channel_distances` in `BOUNDING_MODES`; for QUATERNION and
+    AXIS_ANGLE approximate ones (see `refine_grid`), from the change of the (axis) vector
+    over its shorter length."""
+    if mode in BOUNDING_MODES:
+        return channel_distances(mode, values[:-1], values[1:])
+    delta = np.abs(np.diff(values, axis=0))
+    if mode == "QUATERNION":
+        norm = np.linalg.norm(values, axis=1)
+        low = np.maximum(np.minimum(norm[1:], norm[:-1]), 1e-12)
+        return 2.0 * np.linalg.norm(delta, axis=1) / low
+    norm = np.linalg.norm(values[:, 1:], axis=1)  # AXIS_ANGLE
+    low = np.maximum(np.minimum(norm[1:], norm[:-1]), 1e-12)
+    size = np.maximum(np.abs(values[1:, 0]), np.abs(values[:-1, 0]))
+    return delta[:, 0] + 2.0 * size * np.linalg.norm(delta[:, 1:], axis=1) / low
 
 
 def _extra_samples(mode: str, grid: np.ndarray, values: np.ndarray, q: np.ndarray) -> np.ndarray:
     """How many samples each gap of a grid (N,) needs inserted for the chain's steps to stay
     under `MAX_STEP`, shape (N - 1,), from the source's channel values (N, k) and rotations
     (N, 4) on the grid (gaps under 1e-3 frames need none)."""
-    steps = channel_distances(mode, values[:-1], values[1:])
+    steps = _channel_steps(mode, values)
     if mode in ("QUATERNION", "AXIS_ANGLE"):
         # Their channel bounds are approximate: the true angle may be the larger. (The
         # rotations are unit quaternions; ``2 acos |dot|`` loses digits only for tiny angles,

@@ -76,6 +76,13 @@ def test_the_channel_bound_is_never_below_the_rotation_angle(mode, rng):
     assert (angle <= bound * (1.0 + 1e-12) + 1e-12).all()
 
 
+@pytest.mark.parametrize("mode", ["QUATERNION", "AXIS_ANGLE"])
+def test_channels_that_do_not_bound_the_angle_give_no_distance(mode):
+    values = np.ones((2, 4))
+    with pytest.raises(ValueError, match="do not bound the rotation angle"):
+        refine.channel_distances(mode, values, values)
+
+
 def test_an_rq_spin_about_a_tilted_axis_needs_fewer_samples_than_its_channel_sum():
     # A turn of 5.9 pi about (1, 1, 1) / sqrt(3): the channels sum sqrt(3) times its length.
     times = np.array([0.0, 10.0])
