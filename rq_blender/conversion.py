@@ -511,7 +511,6 @@ def _write_reduced(reductions: Sequence[_Reduction], tolerance: float) -> None:
     while live.any():
         ids = np.flatnonzero(live)
         rows = slice(None) if live.all() else live[track_of]
-        row_index = np.arange(len(kept))[rows]
         # The keys are what was written (float32, sorted); only the handles are Blender's.
         left, right = (
             np.concatenate([animdata.read_points(active[i].fcurves, attribute) for i in ids])
@@ -528,11 +527,12 @@ def _write_reduced(reductions: Sequence[_Reduction], tolerance: float) -> None:
         points[keyed] = now
         errors = error[rows]
         errors[mine] = 0.0
+        checked = np.arange(len(kept))[rows][todo]
         errors[todo] = rotation_errors(
             active[0].target,
             evaluate_between_keys(at, mine, keys, left, right, todo),
-            values[row_index[todo]],
-            quats[row_index[todo]],
+            values[checked],
+            quats[checked],
             tolerance,
         )
         mine, over = add_worst_frames(mine, errors, tolerance)

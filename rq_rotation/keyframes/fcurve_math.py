@@ -187,13 +187,12 @@ def _solve_bezier_parameter(
     c2 = (_f32(3.0) * (x1 - _f32(2.0) * x2 + x3)).astype(np.float64)
     c3 = (x4 - x1 + _f32(3.0) * (x2 - x3)).astype(np.float64)
     cubic = c3 != 0.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if cubic.all():  # (the usual case: no rows gathered)
-            return _solve_cubic(c0, c1, c2, c3)
-    out = np.full(c0.shape, np.nan, dtype=np.float32)
     quadratic = ~cubic & (c2 != 0.0)
     linear = ~cubic & ~quadratic
     with np.errstate(divide="ignore", invalid="ignore"):
+        if cubic.all():  # (the usual case: no rows gathered)
+            return _solve_cubic(c0, c1, c2, c3)
+        out = np.full(c0.shape, np.nan, dtype=np.float32)
         if cubic.any():
             out[cubic] = _solve_cubic(c0[cubic], c1[cubic], c2[cubic], c3[cubic])
         if quadratic.any():

@@ -169,10 +169,11 @@ def rotation_errors(
     ndarray, shape (n,)
         Exact angles where over ``tolerance - 1e-12`` by the bound; each bound elsewhere.
     """
-    if mode not in BOUNDING_MODES:
-        return quat_angle_between(values_to_quat(mode, values), source_quats)
-    error = channel_distances(mode, stored, values)
-    exact = error > tolerance - 1e-12
+    if mode in BOUNDING_MODES:
+        error = channel_distances(mode, stored, values)
+        exact: np.ndarray | slice = error > tolerance - 1e-12
+    else:
+        error, exact = np.empty(len(values)), slice(None)
     error[exact] = quat_angle_between(values_to_quat(mode, values[exact]), source_quats[exact])
     return error
 

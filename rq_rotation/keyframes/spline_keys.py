@@ -67,8 +67,10 @@ from .. import (
     rq_angular_velocity,
     rq_to_quat,
 )
+from ..modes import RQ
 from ..splines import Kind, rq_spline_pieces
 from . import fcurve_math
+from .refine import channel_distances
 
 # Frames between the two keys of a held jump (Blender merges keys closer than 0.01 frames;
 # `_jump_gaps` adds float32 rounding at large frame numbers).
@@ -773,7 +775,7 @@ def _largest_angles(
     that bound (less 1e-12 for the angles' rounding) cannot be the largest and are skipped.
     The result is the same, bit for bit, as the angle at every pair.
     """
-    distance = np.sqrt(np.einsum("ij,ij->i", fitted - target, fitted - target))
+    distance = channel_distances(RQ, target, fitted)
     near = np.where(distance < NEAR_PAIR, distance, -1.0)
     farthest = np.full(curves, -1.0)
     np.maximum.at(farthest, curve, near)
