@@ -144,7 +144,8 @@ class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
             else [(c.obj, c.bone_name) for c in targets]
         )
         try:
-            with transaction.all_or_nothing(touched):
+            # (Converting switches modes; otherwise only keys change.)
+            with transaction.all_or_nothing(touched, keys_only=targets is not None):
                 for obj, name in touched:
                     bone_modes.check_values(parameter_curves.pose_bone(obj, name))
                 return self._interpolate(context, targets)

@@ -484,14 +484,14 @@ def shift_keys(channel: Channel, delta: np.ndarray) -> None:
     (interpolation and handle types kept; automatic handles are recomputed)."""
     keys = channel.keys
     points = channel.fcurve.keyframe_points
-    for attribute, array in (
-        ("co", keys.co),
-        ("handle_left", keys.handle_left),
-        ("handle_right", keys.handle_right),
-    ):
-        moved = array.copy()
-        moved[:, 1] += delta
-        points.foreach_set(attribute, moved.astype(np.float32).ravel())
+    # Keys and handles as Blender's float32 in one block, shifted in float64 (as the keys'
+    # values are read) and rounded once.
+    moved = np.empty((3, len(delta), 2), dtype=np.float32)
+    moved[0] = keys.co
+    keys.handles_into(moved[1], moved[2])
+    moved[:, :, 1] = moved[:, :, 1] + delta
+    for attribute, array in zip(("co", "handle_left", "handle_right"), moved, strict=True):
+        points.foreach_set(attribute, array.ravel())
     channel.fcurve.update()
 
 

@@ -86,6 +86,16 @@ class Keys:
     def _handle_points(self) -> tuple[np.ndarray, np.ndarray]:
         return self.handles() if callable(self.handles) else self.handles
 
+    def handles_into(self, left: np.ndarray, right: np.ndarray) -> None:
+        """Write the handle points into ``left`` and ``right``, C-contiguous float32 arrays of
+        shape (n, 2): straight from Blender (`read_handles`) when not read yet, with no
+        float64 copy kept."""
+        if self.read_handles is not None and "_handle_points" not in vars(self):
+            self.read_handles(left, right)
+        else:
+            left[:] = self.handle_left
+            right[:] = self.handle_right
+
     @property
     def handle_left(self) -> np.ndarray:
         """Left handle points, shape (n, 2)."""
@@ -437,16 +447,12 @@ class KeyStack:
     @cached_property
     def _handle_points(self) -> tuple[np.ndarray, np.ndarray]:
         # Read (from Blender, for curves read lazily) only when a Bezier segment or end needs
-        # them: curves evaluated at their own keys never do. Curves with `Keys.read_handles`
-        # whose handles are still unread write theirs into place (no float64 copy each).
+        # them: curves evaluated at their own keys never do. Each curve writes its handles
+        # into place (`Keys.handles_into`).
         left = np.empty((len(self.co), 2), dtype=np.float32)
         right = np.empty_like(left)
         for keys, first, end in zip(self.curves, self.start[:-1], self.start[1:], strict=True):
-            if keys.read_handles is not None and "_handle_points" not in vars(keys):
-                keys.read_handles(left[first:end], right[first:end])
-            else:
-                left[first:end] = keys.handle_left
-                right[first:end] = keys.handle_right
+            keys.handles_into(left[first:end], right[first:end])
         return left, right
 
     @property
