@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._checks import norm
 from .axis_angle import blender_axis_angle_to_quat, blender_axis_angle_to_rq
 from .euler import EULER_ORDERS, euler_to_quat, quat_to_euler
 from .rq import quat_to_rq, rq_to_quat
@@ -244,8 +245,8 @@ def values_to_quat(mode: str, values: ArrayLike) -> NDArray[np.float64]:
     """
     values = np.asarray(values, dtype=np.float64)
     if mode == "QUATERNION":
-        norm = np.linalg.norm(values, axis=-1, keepdims=True)
-        return np.where(norm > 0, values / np.where(norm > 0, norm, 1.0), [1.0, 0, 0, 0])
+        size = norm(values)[..., None]
+        return np.where(size > 0, values / np.where(size > 0, size, 1.0), [1.0, 0, 0, 0])
     if mode == "AXIS_ANGLE":
         return blender_axis_angle_to_quat(values)
     if mode in EULER_ORDERS:

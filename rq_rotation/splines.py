@@ -45,7 +45,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import as_float_array, as_scalars, as_vectors
+from ._checks import as_float_array, as_scalars, as_vectors, norm
 from .derivatives import Frame, rq_angular_velocity, rq_velocity
 from .rq import _rq_to_quat
 from .shells import _shell_distance
@@ -235,7 +235,7 @@ def _reparam_pieces(p: NDArray[np.float64], n: NDArray[np.intp]) -> NDArray[np.f
     out = p.copy()
     for end, inner in ((0, 1), (3, 2)):
         v = p[:, end]
-        th = np.linalg.norm(v, axis=-1, keepdims=True)
+        th = norm(v)[..., None]
         k = TWO_PI * n[:, None] / th
         u = v / th
         d = p[:, inner] - v
@@ -261,7 +261,7 @@ def _split_and_chart(
     the axes of its end points. See `rq_spline` for the parameters.
     """
     # Hidden keys: segment s splits into m[s] pieces at equal parameter steps.
-    extent = np.linalg.norm(segs[:, :, None] - segs[:, None, :], axis=-1).max(axis=(1, 2))
+    extent = norm(segs[:, :, None] - segs[:, None, :]).max(axis=(1, 2))
     if not np.all(extent <= MAX_PIECES * max_extent):
         worst = int(np.argmax(np.where(np.isfinite(extent), extent, np.inf)))
         raise ValueError(
@@ -292,7 +292,7 @@ def _split_and_chart(
     s0, s1 = t0[seg_idx], t1[seg_idx]
     starts, ends = s0 + a * (s1 - s0), s0 + b * (s1 - s0)
     # Charts from the norms of each piece's control points.
-    norms = np.linalg.norm(pieces, axis=-1)  # (P, 4)
+    norms = norm(pieces)  # (P, 4)
     low, high = norms.min(axis=1), norms.max(axis=1)
     charts = np.round(0.5 * (low + high) / TWO_PI).astype(np.intp)
     nearest_shell = np.maximum(1, np.ceil((low - reparameterize_margin) / TWO_PI))

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .._checks import norm
 from ..axis_angle import rq_to_blender_axis_angle
 from ..euler import EULER_ORDERS, quat_to_euler
 from ..modes import nearest_values
@@ -75,9 +76,7 @@ def _unwrap_vectors(v: np.ndarray, first: np.ndarray) -> np.ndarray:
     odd &= 1
     signs[:, 1:] -= 2.0 * odd
     signed = signs * theta
-    signed[:, 0] = np.where(
-        theta[:, 0] > 0, np.einsum("bi,bi->b", first, unit[:, 0]), np.linalg.norm(first, axis=1)
-    )
+    signed[:, 0] = np.where(theta[:, 0] > 0, np.einsum("bi,bi->b", first, unit[:, 0]), norm(first))
     signs *= _unwrap(signed)
     unit *= signs[..., None]
     return unit

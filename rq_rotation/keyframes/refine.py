@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._checks import EULER_ORDERS
+from .._checks import EULER_ORDERS, norm
 from ..modes import RQ, SWING_TWIST, values_to_quat
 
 # The largest rotation (radians) between two consecutive samples of the continuity chain. A
@@ -63,13 +63,13 @@ def _channel_steps(mode: str, values: np.ndarray) -> np.ndarray:
         return channel_distances(mode, values[:-1], values[1:])
     delta = np.abs(np.diff(values, axis=0))
     if mode == "QUATERNION":
-        norm = np.linalg.norm(values, axis=1)
-        low = np.maximum(np.minimum(norm[1:], norm[:-1]), 1e-12)
-        return 2.0 * np.linalg.norm(delta, axis=1) / low
-    norm = np.linalg.norm(values[:, 1:], axis=1)  # AXIS_ANGLE
-    low = np.maximum(np.minimum(norm[1:], norm[:-1]), 1e-12)
+        size = norm(values)
+        low = np.maximum(np.minimum(size[1:], size[:-1]), 1e-12)
+        return 2.0 * norm(delta) / low
+    size = norm(values[:, 1:])  # AXIS_ANGLE
+    low = np.maximum(np.minimum(size[1:], size[:-1]), 1e-12)
     size = np.maximum(np.abs(values[1:, 0]), np.abs(values[:-1, 0]))
-    return delta[:, 0] + 2.0 * size * np.linalg.norm(delta[:, 1:], axis=1) / low
+    return delta[:, 0] + 2.0 * size * norm(delta[:, 1:]) / low
 
 
 def _extra_samples(mode: str, grid: np.ndarray, values: np.ndarray, q: np.ndarray) -> np.ndarray:

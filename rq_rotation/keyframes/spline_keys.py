@@ -67,6 +67,7 @@ from .. import (
     rq_angular_velocity,
     rq_to_quat,
 )
+from .._checks import norm
 from ..modes import RQ
 from ..splines import Kind, rq_spline_pieces
 from . import fcurve_math
@@ -325,9 +326,7 @@ def _written_charts(pieces: _Pieces, tolerance: float) -> np.ndarray:
     other chart, to its first boundary where a jump is cheap (the pieces passed are lifted),
     or the whole run is lifted."""
     cp, h = pieces.control_points, pieces.ends - pieces.starts
-    omega = np.linalg.norm(
-        rq_angular_velocity(cp[:, 0], 3.0 * (cp[:, 1] - cp[:, 0]) / h[:, None]), axis=1
-    )
+    omega = norm(rq_angular_velocity(cp[:, 0], 3.0 * (cp[:, 1] - cp[:, 0]) / h[:, None]))
     costly = omega * _jump_gaps(pieces.starts) / 2.0 > JUMP_SHARE * tolerance
     first = pieces.first
     written = pieces.charts.copy()
@@ -512,7 +511,7 @@ def _samples(pieces: _LiftPieces) -> tuple[np.ndarray, np.ndarray]:
         rows = np.flatnonzero(~done)
         p, pu = piece[rows], u[rows]
         lifted, _ = _lift(pieces, p, pu, _target(pieces, p, pu)[0])
-        step = np.linalg.norm(np.diff(lifted, axis=0), axis=1)
+        step = norm(np.diff(lifted, axis=0))
         split = (
             (p[1:] == p[:-1]) & (step > MAX_LIFT_STEP) & (np.diff(pu) * h[p[:-1]] > MIN_SAMPLE_GAP)
         )
@@ -546,25 +545,24 @@ def _lift(
     the lift along the shell faster than keys can follow) ``d`` turns smoothly to ``r``: the
     lift crosses the shell like the raw piece, off the target by at most ``|w|``.
     """
-    radius = np.linalg.norm(pieces.offset, axis=1)[piece]
+    radius = norm(pieces.offset)[piece]
     raw = bezier_values(pieces.raw[piece], u)
     with np.errstate(invalid="ignore", divide="ignore"):
-        raw_direction = raw / np.linalg.norm(raw, axis=1, keepdims=True)
-        unit = np.nan_to_num(w / np.linalg.norm(w, axis=1, keepdims=True))
+        raw_direction = raw / norm(raw)[:, None]
+        unit = np.nan_to_num(w / norm(w)[:, None])
     cos = np.sum(unit * raw_direction, axis=1, keepdims=True)
     low, high = np.cos(AXES_AGREE)
     weight = np.clip((np.abs(cos) - low) / (high - low), 0.0, 1.0)
     weight = weight * weight * (3.0 - 2.0 * weight)  # smoothstep
     # Away from the identity the exact equivalent is followed whatever the raw piece does.
     far = np.clip(
-        (np.linalg.norm(w, axis=1, keepdims=True) - EXACT_LIFT[0])
-        / (EXACT_LIFT[1] - EXACT_LIFT[0]),
+        (norm(w)[:, None] - EXACT_LIFT[0]) / (EXACT_LIFT[1] - EXACT_LIFT[0]),
         0.0,
         1.0,
     )
     weight = np.maximum(weight, far * far * (3.0 - 2.0 * far))
     direction = weight * np.where(cos < 0.0, -unit, unit) + (1.0 - weight) * raw_direction
-    direction /= np.linalg.norm(direction, axis=1, keepdims=True)  # the two are < 90 deg apart
+    direction /= norm(direction)[:, None]  # the two are < 90 deg apart
     direction = np.where((radius > 0.0)[:, None], np.nan_to_num(direction), 0.0)
     return w + radius[:, None] * direction, direction
 
@@ -583,12 +581,12 @@ def _tangents(
     pieces), or a finite difference of the lifted samples where that blows up (see
     `TANGENT_BLOWUP`) or ``d`` is not along ``w`` (turning to the keys' chart, `_lift`)."""
     with np.errstate(all="ignore"):
-        unit = w / np.linalg.norm(w, axis=1, keepdims=True)
+        unit = w / norm(w)[:, None]
         sign = np.sign(np.sum(direction * unit, axis=1, keepdims=True))
         swing = (
             radius[:, None]
             * sign
-            / np.linalg.norm(w, axis=1, keepdims=True)
+            / norm(w)[:, None]
             * (dw - unit * np.sum(unit * dw, axis=1, keepdims=True))
         )
     out = dw + np.where((radius > 0.0)[:, None], swing, 0.0)
@@ -598,8 +596,8 @@ def _tangents(
     before = np.maximum(rows - 1, first[owner])
     after = np.minimum(rows + 1, last[owner])
     difference = (values[after] - values[before]) / (time[after] - time[before])[:, None]
-    size = np.linalg.norm(out, axis=1)
-    bad = ~np.isfinite(size) | (size > TANGENT_BLOWUP * (np.linalg.norm(difference, axis=1) + 1.0))
+    size = norm(out)
+    bad = ~np.isfinite(size) | (size > TANGENT_BLOWUP * (norm(difference) + 1.0))
     bad |= (radius > 0.0) & (np.abs(np.sum(direction * unit, axis=1)) < 1.0 - 1e-9)  # blended
     return np.where(bad[:, None], difference, out)
 
@@ -635,7 +633,7 @@ def _lifted_keys(
     w, dw = _target(pieces, piece, u)
     _, direction = _lift(pieces, piece, u, w)
     time = pieces.starts[piece] + u * (pieces.ends - pieces.starts)[piece]
-    radius = np.linalg.norm(pieces.offset, axis=1)[piece]
+    radius = norm(pieces.offset)[piece]
     values = w + radius[:, None] * direction
     target_q = rq_to_quat(w)
     curve = pieces.curve[piece]
