@@ -284,6 +284,8 @@ def evaluate_segments(
     y : array_like, shape (m, 4) or (m, 4, k)
         Values of those points. With k components (the channels of one vector keyed at the
         same frames with handles at the same frames) one cubic solve serves all of them.
+        Computed on as (4, k, m) float32: a transposed view of such an array
+        (``a.transpose(2, 0, 1)``) is used without a copy.
     interpolation : array_like of int, shape (m,), optional
         Each left key's interpolation code (`CONSTANT`, `LINEAR`, `BEZIER`); BEZIER when
         omitted.

@@ -248,7 +248,13 @@ def evaluate_between_keys(
     frames_of = (keys[:, 0], handle_right[:, 0], handle_left[:, 0], keys[:, 0])
     values_of = (keys[:, 1], handle_right[:, 1], handle_left[:, 1], keys[:, 1])
     ends = (left, left, right, right)
-    y = np.stack([v[e] for v, e in zip(values_of, ends, strict=True)], axis=1)  # (m, 4, c)
+    # The values gathered straight into the (4, c, m) layout `evaluate_segments` computes on
+    # (passed as its (m, 4, c) view: no copy there); "clip" takes no buffer (the indices are
+    # keys by construction).
+    by_point = np.empty((4, width, len(left)), dtype=np.result_type(*values_of))
+    for row, v, e in zip(by_point, values_of, ends, strict=True):
+        np.take(v.T, e, axis=1, out=row, mode="clip")
+    y = by_point.transpose(2, 0, 1)  # (m, 4, c)
     if all((f == f[:, :1]).all() for f in frames_of[:3]):  # one set of frames for all c
         x = np.stack([f[e, 0] for f, e in zip(frames_of, ends, strict=True)], axis=1)
         return evaluate_segments(t[frames], x, y)
