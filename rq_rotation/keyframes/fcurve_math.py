@@ -574,18 +574,19 @@ def _same_frames(stacks: Sequence[KeyStack]) -> bool:
 
 def _segment_points(stacks: Sequence[KeyStack], bezier: bool) -> tuple[np.ndarray, np.ndarray]:
     """The Bezier points of the segment starting at each key of stacks keyed at the same
-    frames (`_same_frames`), for `evaluate_segments`: row i is the segment from key i to key
-    i + 1 (meaningless at a curve's last key). Frames ``x`` (K - 1, 4), or (K - 1, 4, k)
-    where the stacks' handle frames differ, and values ``y`` (K - 1, 4, k), float32. Without
-    ``bezier`` the handle columns repeat the keys (the handles are not read)."""
+    frames (`_same_frames`), for `evaluate_segments`: segment i is from key i to key i + 1
+    (meaningless at a curve's last key). Frames ``x`` (K - 1, 4), or (K - 1, 4, k) where the
+    stacks' handle frames differ, and values ``y`` (4, k, K - 1), float32: gathered along
+    the last axis, the layout `evaluate_segments` computes on. Without ``bezier`` the
+    handle columns repeat the keys (the handles are not read)."""
     xs = stacks[0].co[:, 0]
-    ys = np.stack([s.co[:, 1] for s in stacks], axis=1)
+    ys = np.stack([s.co[:, 1] for s in stacks])  # (k, K)
     if not bezier:
         x = np.stack([xs[:-1], xs[:-1], xs[1:], xs[1:]], axis=1)
-        return x, np.stack([ys[:-1], ys[:-1], ys[1:], ys[1:]], axis=1)
-    out = np.stack([s.handle_right[:-1, 1] for s in stacks], axis=1)
-    into = np.stack([s.handle_left[1:, 1] for s in stacks], axis=1)
-    y = np.stack([ys[:-1], out, into, ys[1:]], axis=1)
+        return x, np.stack([ys[:, :-1], ys[:, :-1], ys[:, 1:], ys[:, 1:]])
+    out = np.stack([s.handle_right[:-1, 1] for s in stacks])
+    into = np.stack([s.handle_left[1:, 1] for s in stacks])
+    y = np.stack([ys[:, :-1], out, into, ys[:, 1:]])
     frames = [
         np.stack([xs[:-1], s.handle_right[:-1, 0], s.handle_left[1:, 0], xs[1:]], axis=1)
         for s in stacks
@@ -643,7 +644,10 @@ def evaluate_stacked_together(
             # The handle columns count for BEZIER segments only (`evaluate_segments`), and
             # only then are the handles read.
             x_table, y_table = _segment_points(stacks, bool((ipo == BEZIER).any()))
-            x, y, tt = x_table[lt], y_table[lt], ti if val is None else ti[todo]
+            # (y as the (m, 4, k) view of its (4, k, m) gather: `evaluate_segments` copies
+            # nothing; "clip" takes no buffer, the segments being keys.)
+            x, tt = x_table[lt], ti if val is None else ti[todo]
+            y = np.take(y_table, lt, axis=2, mode="clip").transpose(2, 0, 1)
             if x.ndim == 2:  # one set of frames for all k
                 segments = evaluate_segments(tt, x, y, ipo)
             else:
