@@ -119,6 +119,16 @@ def sum_of_squares(v: NDArray[np.float64]) -> NDArray[np.float64]:
     return out
 
 
+def row_sum(a: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The last axis of ``a`` (..., k) added in order -> (...): ``a.sum(axis=-1)`` to the bit
+    for the few columns of a rotation's channels (as `sum_of_squares`), without the
+    reduction's loop per row."""
+    out = a[..., 0].copy()
+    for j in range(1, a.shape[-1]):
+        out += a[..., j]
+    return out
+
+
 def norm(v: NDArray[np.float64]) -> NDArray[np.float64]:
     """``|v|`` over the last axis of ``v`` (..., k) -> (...): ``np.linalg.norm(v, axis=-1)``
     to the bit, from `sum_of_squares`."""

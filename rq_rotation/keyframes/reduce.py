@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._checks import row_sum
 from ..modes import values_to_quat
 from ..quaternion import quat_angle_between
 from .fcurve_math import evaluate_segments
@@ -73,7 +74,7 @@ def seed_keys(values: np.ndarray, first: np.ndarray, tolerance: float) -> np.nda
     # a track's end).
     v = np.asarray(values, dtype=np.float64)
     fourth = v[4 * h :] - 4.0 * v[3 * h : -h] + 6.0 * v[2 * h : -2 * h] - 4.0 * v[h : -3 * h]
-    fourth = np.abs(fourth + v[: -4 * h]).sum(axis=1) / h**4
+    fourth = row_sum(np.abs(fourth + v[: -4 * h])) / h**4
     fourth[track[: -4 * h] != track[4 * h :]] = 0.0
     density = np.zeros(n)
     density[2 * h : n - 2 * h] = (SEED_FACTOR * fourth / tolerance) ** (1.0 / ERROR_ORDER)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .._checks import EULER_ORDERS, norm
+from .._checks import EULER_ORDERS, norm, row_sum
 from ..modes import RQ, SWING_TWIST, values_to_quat
 
 # The largest rotation (radians) between two consecutive samples of the continuity chain. A
@@ -51,7 +51,7 @@ def channel_distances(mode: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.sqrt(np.einsum("ij,ij->i", delta, delta))
     if mode == SWING_TWIST:
         return np.sqrt(delta[:, 0] * delta[:, 0] + delta[:, 1] * delta[:, 1]) + delta[:, 2]
-    return delta.sum(axis=1)
+    return row_sum(delta)
 
 
 def _channel_steps(mode: str, values: np.ndarray) -> np.ndarray:
