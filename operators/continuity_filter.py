@@ -47,9 +47,7 @@ class POSE_OT_rq_continuity_filter(bpy.types.Operator):
         changed_bones: set[tuple[str, str]] = set()
         try:
             with (
-                transaction.all_or_nothing(
-                    ((c.obj, c.bone_name) for c in targets), keys_only=True
-                ),
+                transaction.all_or_nothing(((c.obj, c.bone_name) for c in targets), keys_only=True),
                 progress.progress(context, len(targets)) as update,
             ):
                 for c in targets:
