@@ -274,12 +274,12 @@ class ChannelStack:
         for index in range(width):
             places = [-1] * len(channels)
             curves: list[Keys] = []
-            for i, line in enumerate(channels):
-                channel = line[index]
-                if channel is None:
-                    continue
+            present = [(i, line[index]) for i, line in enumerate(channels)]
+            present = [(i, channel) for i, channel in present if channel is not None]
+            supported = fcurve_math.supported_each([channel.keys for _, channel in present])
+            for (i, channel), fast in zip(present, supported, strict=True):
                 count[i] += 1
-                if channel.keys.supported:
+                if fast:
                     places[i] = len(curves)
                     curves.append(channel.keys)
                 else:
