@@ -22,6 +22,7 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty
 
 from ..rq_blender import (
     bone_modes,
+    collector,
     conversion,
     drivers,
     parameter_curves,
@@ -150,6 +151,7 @@ class POSE_OT_rq_bake(bpy.types.Operator):
         column.prop(self, "frame_start", text="Start")
         column.prop(self, "frame_end", text="End")
 
+    @collector.while_paused  # no cyclic garbage collection mid-rig (`collector`)
     @drivers.with_lookups  # bones' drivers looked up through one index
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         work = bake_bones(context)

@@ -19,7 +19,7 @@ import bpy
 import numpy as np
 from bpy.props import BoolProperty, IntProperty
 
-from ..rq_blender import parameter_curves, progress, reports, transaction, visual_bake
+from ..rq_blender import collector, parameter_curves, progress, reports, transaction, visual_bake
 from ..rq_blender.registration import register_classes_factory
 
 if TYPE_CHECKING:
@@ -137,6 +137,7 @@ class POSE_OT_rq_bake_visual(bpy.types.Operator):
         column.prop(self, "frame_end", text="End")
         layout.prop(self, "mute_constraints")
 
+    @collector.while_paused  # no cyclic garbage collection mid-rig (`collector`)
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         scene = context.scene
         assert scene is not None  # poll: an object in Pose mode

@@ -9,6 +9,7 @@ import bpy
 
 from ..rq_blender import (
     bone_modes,
+    collector,
     key_continuity,
     parameter_curves,
     progress,
@@ -35,6 +36,7 @@ class POSE_OT_rq_continuity_filter(bpy.types.Operator):
     def poll(cls, context: bpy.types.Context) -> bool:
         return parameter_curves.poll_pose_or_graph(cls, context)
 
+    @collector.while_paused  # no cyclic garbage collection mid-rig (`collector`)
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         targets = parameter_curves.target_parameters(context, key_continuity.FILTERED_PARAMETERS)
         if not targets:

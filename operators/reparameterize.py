@@ -17,7 +17,7 @@ import numpy as np
 from bpy.props import FloatProperty
 
 from .. import rq_rotation as rq
-from ..rq_blender import animdata, bone_modes, parameter_curves, reports, transaction
+from ..rq_blender import animdata, bone_modes, collector, parameter_curves, reports, transaction
 from ..rq_blender.registration import register_classes_factory
 from ..rq_rotation import swing_of, swing_vector
 from ..rq_rotation.modes import RQ_VECTOR, SWING
@@ -104,6 +104,7 @@ class POSE_OT_rq_reparameterize(bpy.types.Operator):
     def poll(cls, context: bpy.types.Context) -> bool:
         return parameter_curves.poll_pose_or_graph(cls, context)
 
+    @collector.while_paused  # no cyclic garbage collection mid-rig (`collector`)
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         changes: list[tuple[bpy.types.Object, bpy.types.PoseBone, str, list[float]]] = []
         animated: list[str] = []

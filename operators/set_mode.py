@@ -7,7 +7,7 @@ import bpy
 from bpy.props import EnumProperty, FloatProperty
 
 from .. import preferences
-from ..rq_blender import compat, conversion, drivers, progress, reports, transaction
+from ..rq_blender import collector, compat, conversion, drivers, progress, reports, transaction
 from ..rq_blender.registration import register_classes_factory
 from ..rq_rotation.modes import MODES, RQ
 
@@ -109,6 +109,7 @@ class POSE_OT_rq_set_mode(bpy.types.Operator):
             self.tolerance = preferences.preferences(context).conversion_tolerance
         return self.execute(context)
 
+    @collector.while_paused  # no cyclic garbage collection mid-rig (`collector`)
     @drivers.with_lookups  # bones' drivers looked up through one index
     def execute(self, context: bpy.types.Context) -> set[str]:
         obj = context.active_object

@@ -12,6 +12,7 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty
 
 from ..rq_blender import (
     bone_modes,
+    collector,
     conversion,
     drivers,
     parameter_curves,
@@ -132,6 +133,7 @@ class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
             conversion.apply_plan(obj, object_plans)
         return sum(len(p) for _, p in plans)
 
+    @collector.while_paused  # no cyclic garbage collection mid-rig (`collector`)
     @drivers.with_lookups  # bones' drivers looked up through one index
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
         # Converting (3D View only) switches selected bones first, so their parameters are
