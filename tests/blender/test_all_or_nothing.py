@@ -7,6 +7,7 @@ compared with `whole_state`, a generic RNA walk written apart from the add-on's 
 
 from __future__ import annotations
 
+import gc
 import math
 
 import bpy
@@ -232,3 +233,50 @@ def test_auto_key_failing_removes_the_action_it_made(addon, fault):
     fault([], 0)
     assert bpy.ops.pose.rq_ik_reach(target=target) == {'FINISHED'}
     assert obj.animation_data.action is not None  # so the checks above could fail
+
+
+@pytest.mark.parametrize(
+    ("operator", "properties"),
+    [
+        (bpy.ops.pose.rq_continuity_filter, {}),
+        (bpy.ops.pose.rq_spline_interpolate, {"kind": 'CATMULL_ROM'}),
+        (bpy.ops.pose.rq_bake, {"target": 'QUATERNION'}),
+        (bpy.ops.pose.rq_set_mode, {"mode": 'SWING_TWIST', "strategy": 'KEYS'}),
+    ],
+)
+def test_rig_wide_operators_pause_the_collector_only_while_they_work(
+    addon, fault, rq, monkeypatch, operator, properties
+):
+    """``collector.while_paused``: the operators write with Python's cyclic garbage
+    collector paused, and it runs again after them, also after a failure; one that was off
+    before stays off."""
+    seen: list[bool] = []
+    module = ro.addon_module("rq_blender.animdata")
+    for name in ("write_keys", "shift_keys"):
+        original = getattr(module, name)
+
+        def recording(*args, _original=original, **kwargs):
+            seen.append(gc.isenabled())
+            return _original(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, recording)
+    unit = np.array([0.36, -0.48, 0.8])
+    jumpy = [(1.0 + 3 * i, rq.reparameterize((0.5 + 1.2 * i) * unit)) for i in range(8)]
+    obj = _rq_rig(jumpy)
+    before = whole_state(obj)
+    fault(WRITES, 2)
+    with pytest.raises(RuntimeError, match=r"Nothing changed: injected fault in call 2$"):
+        operator(**properties)
+    assert gc.isenabled()
+    assert differences(before, whole_state(obj)) == []
+    fault([], 0)
+    seen.clear()
+    assert operator(**properties) == {'FINISHED'}
+    assert seen and not any(seen), "the writes ran with the collector on"
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        operator(**properties)  # (whatever is left to do)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
