@@ -28,7 +28,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..rq_rotation import rq_sequence_continuous
-from ..rq_rotation.keyframes.continuity import continuous_twists, held_jumps
+from ..rq_rotation.keyframes.continuity import continuous_twists, held_jumps_many
 from ..rq_rotation.modes import RQ_VECTOR, TWIST
 from . import animdata, bone_modes
 from .parameter_curves import ParameterCurves
@@ -73,11 +73,9 @@ def filtered_values(
             np.repeat(np.arange(len(vectors)), sizes), np.concatenate(key_times)
         )
         # Each stretch between held jumps on its own, from its first key as it is.
-        restart = np.concatenate(
-            [
-                held_jumps([None if c is None else c.keys for c in targets[i].channels], t)
-                for i, t in zip(vectors, key_times, strict=True)
-            ]
+        restart = held_jumps_many(
+            [[None if c is None else c.keys for c in targets[i].channels] for i in vectors],
+            key_times,
         )
         cuts = np.cumsum(sizes)[:-1]
         restart[cuts] = True
@@ -100,19 +98,19 @@ def apply_filter(
     key times (automatic handles), which keeps the poses at every key.
     """
     times, before, after = filtered
-    changed = np.abs(after - before).max(axis=1, initial=0.0) > UNCHANGED
-    if not changed.any():
+    delta = after - before
+    moves = np.abs(delta) > UNCHANGED  # (n, k)
+    moved_channels = moves.any(axis=0).tolist()
+    if not any(moved_channels):
         return 0
     for index, channel in enumerate(curves.channels):
-        delta = after[:, index] - before[:, index]
-        moved = np.abs(delta) > UNCHANGED
-        if not moved.any():
+        if not moved_channels[index]:
             continue
         if channel is not None:
             at_keys = np.searchsorted(times, channel.keys.times)
             # Keyed at every time (the usual case), or moved only where it has keys.
-            if len(at_keys) == len(times) or not np.delete(moved, at_keys).any():
-                animdata.shift_keys(channel, delta[at_keys])
+            if len(at_keys) == len(times) or not np.delete(moves[:, index], at_keys).any():
+                animdata.shift_keys(channel, delta[at_keys, index])
                 continue
         owner = animdata.fcurve_owner(curves.use, ensure=True)  # (only here: not shifted)
         assert owner is not None  # ensure=True creates it
@@ -125,4 +123,4 @@ def apply_filter(
             after[:, index],
             fcurve=None if channel is None else channel.fcurve,
         )
-    return int(changed.sum())
+    return int(np.count_nonzero(moves.any(axis=1)))

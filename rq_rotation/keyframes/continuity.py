@@ -32,7 +32,7 @@ from ..rq import (
     rq_to_quat,
 )
 from ..swing_twist import quat_to_swing_twist
-from .fcurve_math import CONSTANT, Keys
+from .fcurve_math import CONSTANT, Keys, curve_time_order
 
 TWO_PI = 2.0 * math.pi
 # `_chain`: samples chained one at a time where the guess keeps failing, and the difference
@@ -317,4 +317,31 @@ def held_jumps(keys: Sequence[Keys | None], times: np.ndarray) -> np.ndarray:
             held[np.searchsorted(times, component.times[moving])] = False
     out = np.zeros(len(times), dtype=bool)
     out[1:] = held[:-1] & (np.diff(times) <= JUMP_WINDOW)
+    return out
+
+
+def held_jumps_many(
+    keys: Sequence[Sequence[Keys | None]], times: Sequence[np.ndarray]
+) -> np.ndarray:
+    """`held_jumps` of many vectors, their flags laid end to end, shape (sum of the n,):
+    ``keys[i]`` are vector i's component curves (None for a component without one),
+    ``times[i]`` (n_i,) the sorted union of their key times, Blender's float32 frames (every
+    component key is found in its vector's union by one search for all,
+    `fcurve_math.curve_time_order`)."""
+    line = np.repeat(np.arange(len(times)), [len(t) for t in times])
+    joined = np.concatenate(times) if len(times) else np.empty(0)
+    components = [(i, c) for i, vector in enumerate(keys) for c in vector if c is not None]
+    held = np.ones(len(joined), dtype=bool)
+    if components:
+        key_line = np.repeat([i for i, _ in components], [len(c.co) for _, c in components])
+        key_time = np.concatenate([c.times for _, c in components])
+        moving = np.concatenate([c.interpolation for _, c in components]) != CONSTANT
+        held[
+            np.searchsorted(
+                curve_time_order(line, joined),
+                curve_time_order(key_line[moving], key_time[moving]),
+            )
+        ] = False
+    out = np.zeros(len(joined), dtype=bool)
+    out[1:] = held[:-1] & (np.diff(joined) <= JUMP_WINDOW) & (line[1:] == line[:-1])
     return out

@@ -547,10 +547,11 @@ def _extrapolate_stacked(
     return out
 
 
-def _curve_time_order(curve: np.ndarray, t: np.ndarray) -> np.ndarray:
+def curve_time_order(curve: np.ndarray, t: np.ndarray) -> np.ndarray:
     """``(curve, t)`` pairs as uint64 in the same order (curve first, then the float32
     frame): the curve in the high 32 bits, the frame's bits in the low ones, flipped so that
-    integer order is float order (-0.0 counts as 0.0, as in float comparison)."""
+    integer order is float order (-0.0 counts as 0.0, as in float comparison). One
+    ``searchsorted`` then finds keys of many curves (frames as Blender's float32)."""
     bits = (np.asarray(t, dtype=np.float32) + _f32(0.0)).view(np.uint32).astype(np.uint64)
     negative = bits >= np.uint64(0x80000000)
     ordered = np.where(negative, np.uint64(0xFFFFFFFF) - bits, bits + np.uint64(0x80000000))
@@ -649,7 +650,7 @@ def evaluate_stacked_together(
         ci, ti = (curve, t) if every else (curve[inside], t[inside])
         # The first key of its curve at or after each time (searchsorted, side="left", in
         # every curve at once): (curve, frame) as one ordered integer, the keys' sorted.
-        right = np.searchsorted(_curve_time_order(key_curve, xs), _curve_time_order(ci, ti))
+        right = np.searchsorted(curve_time_order(key_curve, xs), curve_time_order(ci, ti))
         left = right - 1
         exact_right = np.abs(xs[right] - ti) <= EXACT_THRESHOLD
         exact_left = np.abs(xs[left] - ti) <= EXACT_THRESHOLD

@@ -270,3 +270,32 @@ def test_held_jumps_is_its_definition(seed):
     got = continuity.held_jumps([keys[0], None, keys[1], keys[2]], union)
     np.testing.assert_array_equal(got, _held_by_definition(keys, union))
     assert got.any() and not got.all()
+
+
+def test_held_jumps_many_is_held_jumps_of_each_vector():
+    """Many vectors at once, laid end to end, as each alone: vectors sharing key times (so
+    only the line tells their keys apart), missing components, a vector of one key, and held
+    jumps at a vector's last key (the next vector's first must not follow it)."""
+    rng = np.random.default_rng(7)
+    vectors, unions = [], []
+    for size in (40, 1, 25, 40, 3):
+        # float32 frames, as Blender's keys; vectors overlap in time.
+        times = (np.cumsum(rng.choice([0.0101, 0.03, 0.2, 1.0], size)) + 3.0).astype(np.float32)
+        times = times.astype(np.float64)
+        keys = []
+        for component in range(3):
+            if component == 1 and size == 25:
+                keys.append(None)
+                continue
+            chosen = np.sort(rng.choice(size, rng.integers(1, size + 1), replace=False))
+            codes = rng.choice([CONSTANT, LINEAR, BEZIER], len(chosen), p=[0.6, 0.2, 0.2])
+            keys.append(_keys(times[chosen], codes))
+        vectors.append(keys)
+        unions.append(np.unique(np.concatenate([k.times for k in keys if k is not None])))
+    got = continuity.held_jumps_many(vectors, unions)
+    expected = np.concatenate(
+        [continuity.held_jumps(k, t) for k, t in zip(vectors, unions, strict=True)]
+    )
+    np.testing.assert_array_equal(got, expected)
+    assert got.any() and not got.all()
+    assert continuity.held_jumps_many([], []).shape == (0,)
