@@ -137,9 +137,7 @@ def supported_each(curves: Sequence[Keys]) -> list[bool]:
     codes = np.concatenate([k.interpolation for k in curves]) if curves else np.empty(0)
     if (
         len(codes)
-        and not supported_interpolation(
-            np.array([np.minimum.reduce(codes), np.maximum.reduce(codes)])
-        ).all()
+        and not CONSTANT <= np.minimum.reduce(codes) <= np.maximum.reduce(codes) <= BEZIER
     ):
         return [k.supported for k in curves]  # some code is not: each on its own
     for k in curves:

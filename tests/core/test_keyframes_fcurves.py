@@ -375,3 +375,29 @@ def test_one_bezier_segment_hypothesis(start, span, values, h1, h2, where):
     got = fm.evaluate_segments([t], x[None], _f32(values)[None])[0]
     tol = 64.0 * F32_EPS * (1.0 + max(abs(v) for v in values))
     assert _conditioned_error(got, _reference_bezier(t, x, values), x[3] - x[0]) <= tol
+
+
+def test_supported_each_is_supported_of_each_curve():
+    """Many curves checked together give each curve's own `Keys.supported`, with one curve
+    of an easing code (whose neighbours stay numpy's), one without keys and one with
+    modifiers among them; and each curve remembers it."""
+    rng = np.random.default_rng(11)
+
+    def batch():
+        curves = [_random_curve(rng, 6, (CONSTANT, LINEAR, BEZIER)) for _ in range(5)]
+        eased = _random_curve(rng, 6)
+        eased.interpolation[3] = BEZIER + 3  # an easing: only FCurve.evaluate is exact
+        empty = Keys(np.empty((0, 2)), np.empty(0, dtype=np.int32), (np.empty((0, 2)),) * 2)
+        modified = _random_curve(rng, 4)
+        modified.has_modifiers = True
+        return [*curves, empty, modified], [*curves, eased, empty, modified]
+
+    for curves in batch():
+        expected = [
+            Keys(k.co, k.interpolation, k.handles, has_modifiers=k.has_modifiers).supported
+            for k in curves
+        ]
+        assert fm.supported_each(curves) == expected
+        assert [k.supported for k in curves] == expected
+        assert False in expected and True in expected
+    assert fm.supported_each([]) == []
