@@ -274,8 +274,9 @@ class ChannelStack:
         for index in range(width):
             places = [-1] * len(channels)
             curves: list[Keys] = []
-            present = [(i, line[index]) for i, line in enumerate(channels)]
-            present = [(i, channel) for i, channel in present if channel is not None]
+            present = [
+                (i, line[index]) for i, line in enumerate(channels) if line[index] is not None
+            ]
             supported = fcurve_math.supported_each([channel.keys for _, channel in present])
             for (i, channel), fast in zip(present, supported, strict=True):
                 count[i] += 1

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..rq_rotation import rq_sequence_continuous
-from ..rq_rotation.keyframes.continuity import continuous_twists, held_jumps_many
+from ..rq_rotation.keyframes.continuity import continuous_twists, held_jumps
 from ..rq_rotation.modes import RQ_VECTOR, TWIST
 from . import animdata, bone_modes
 from .parameter_curves import ParameterCurves
@@ -73,7 +73,7 @@ def filtered_values(
             np.repeat(np.arange(len(vectors)), sizes), np.concatenate(key_times)
         )
         # Each stretch between held jumps on its own, from its first key as it is.
-        restart = held_jumps_many(
+        restart = held_jumps(
             [[None if c is None else c.keys for c in targets[i].channels] for i in vectors],
             key_times,
         )

@@ -304,30 +304,18 @@ def continuous_twists(twist: np.ndarray, low: float, high: float) -> np.ndarray:
     return out
 
 
-def held_jumps(keys: Sequence[Keys | None], times: np.ndarray) -> np.ndarray:
-    """Which of the union key ``times`` (n,) of a vector's component curves ``keys`` (None
-    for a component without a curve) end a *held jump*, (n,) bool: the key before is
-    CONSTANT on every component keyed there and at most `JUMP_WINDOW` frames earlier. That is
-    how ``spline_keys`` writes a change of chart (keys on either side in different charts on
-    purpose), which a continuity filter must leave alone."""
-    held = np.ones(len(times), dtype=bool)
-    for component in keys:
-        if component is not None:
-            moving = component.interpolation != CONSTANT
-            held[np.searchsorted(times, component.times[moving])] = False
-    out = np.zeros(len(times), dtype=bool)
-    out[1:] = held[:-1] & (np.diff(times) <= JUMP_WINDOW)
-    return out
+def held_jumps(keys: Sequence[Sequence[Keys | None]], times: Sequence[np.ndarray]) -> np.ndarray:
+    """Which key times of many vectors end a *held jump*, their flags laid end to end,
+    shape (sum of the n,) bool: the key before is CONSTANT on every component keyed there and
+    at most `JUMP_WINDOW` frames earlier. That is how ``spline_keys`` writes a change of
+    chart (keys on either side in different charts on purpose), which a continuity filter
+    must leave alone.
 
-
-def held_jumps_many(
-    keys: Sequence[Sequence[Keys | None]], times: Sequence[np.ndarray]
-) -> np.ndarray:
-    """`held_jumps` of many vectors, their flags laid end to end, shape (sum of the n,):
-    ``keys[i]`` are vector i's component curves (None for a component without one),
-    ``times[i]`` (n_i,) the sorted union of their key times, Blender's float32 frames (every
-    component key is found in its vector's union by one search for all,
-    `fcurve_math.curve_time_order`)."""
+    ``keys[i]`` are vector i's component curves (None for a component without one) and
+    ``times[i]`` (n_i,) the sorted union of their key times, Blender's float32 frames: every
+    component key is found in its vector's union by one search for all vectors
+    (`fcurve_math.curve_time_order`).
+    """
     line = np.repeat(np.arange(len(times)), [len(t) for t in times])
     joined = np.concatenate(times) if len(times) else np.empty(0)
     components = [(i, c) for i, vector in enumerate(keys) for c in vector if c is not None]

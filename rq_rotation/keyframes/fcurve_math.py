@@ -140,9 +140,10 @@ def supported_each(curves: Sequence[Keys]) -> list[bool]:
         and not CONSTANT <= np.minimum.reduce(codes) <= np.maximum.reduce(codes) <= BEZIER
     ):
         return [k.supported for k in curves]  # some code is not: each on its own
-    for k in curves:
-        vars(k)["supported"] = len(k.co) > 0 and not k.has_modifiers  # (the cached property)
-    return [k.supported for k in curves]
+    answers = [len(k.co) > 0 and not k.has_modifiers for k in curves]
+    for k, answer in zip(curves, answers, strict=True):
+        vars(k)["supported"] = answer  # (where the cached property keeps it)
+    return answers
 
 
 def supported_interpolation(codes: np.ndarray) -> np.ndarray:

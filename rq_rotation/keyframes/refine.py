@@ -66,10 +66,10 @@ def _channel_steps(mode: str, values: np.ndarray) -> np.ndarray:
         size = norm(values)
         low = np.maximum(np.minimum(size[1:], size[:-1]), 1e-12)
         return 2.0 * norm(delta) / low
-    size = norm(values[:, 1:])  # AXIS_ANGLE
-    low = np.maximum(np.minimum(size[1:], size[:-1]), 1e-12)
-    size = np.maximum(np.abs(values[1:, 0]), np.abs(values[:-1, 0]))
-    return delta[:, 0] + 2.0 * size * norm(delta[:, 1:]) / low
+    axis = norm(values[:, 1:])  # AXIS_ANGLE
+    low = np.maximum(np.minimum(axis[1:], axis[:-1]), 1e-12)
+    angle = np.maximum(np.abs(values[1:, 0]), np.abs(values[:-1, 0]))
+    return delta[:, 0] + 2.0 * angle * norm(delta[:, 1:]) / low
 
 
 def _extra_samples(mode: str, grid: np.ndarray, values: np.ndarray, q: np.ndarray) -> np.ndarray:

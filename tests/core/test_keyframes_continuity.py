@@ -250,11 +250,11 @@ def test_held_jumps_by_hand():
     y = _keys([1.0, 5.0, 5.0 + gap, 9.0], [BEZIER, CONSTANT, BEZIER, LINEAR])
     z = _keys([1.0, 5.0, 9.0], [BEZIER, BEZIER, BEZIER])  # not held at 5 on Z
     times = np.array([1.0, 5.0, 5.0 + gap, 9.0])
-    assert continuity.held_jumps([x, y, None], times).tolist() == [False, False, True, False]
-    assert continuity.held_jumps([x, y, z], times).tolist() == [False, False, False, False]
+    assert continuity.held_jumps([[x, y, None]], [times]).tolist() == [False, False, True, False]
+    assert continuity.held_jumps([[x, y, z]], [times]).tolist() == [False, False, False, False]
     # Too far apart to be a held jump: a stepped key an animator placed.
     far = _keys([1.0, 5.0, 5.1], [BEZIER, CONSTANT, BEZIER])
-    assert continuity.held_jumps([far], np.array([1.0, 5.0, 5.1])).tolist() == [False] * 3
+    assert continuity.held_jumps([[far]], [np.array([1.0, 5.0, 5.1])]).tolist() == [False] * 3
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -267,12 +267,12 @@ def test_held_jumps_is_its_definition(seed):
         codes = rng.choice([CONSTANT, LINEAR, BEZIER], len(chosen), p=[0.6, 0.2, 0.2])
         keys.append(_keys(times[chosen], codes))
     union = np.unique(np.concatenate([k.times for k in keys]))
-    got = continuity.held_jumps([keys[0], None, keys[1], keys[2]], union)
+    got = continuity.held_jumps([[keys[0], None, keys[1], keys[2]]], [union])
     np.testing.assert_array_equal(got, _held_by_definition(keys, union))
     assert got.any() and not got.all()
 
 
-def test_held_jumps_many_is_held_jumps_of_each_vector():
+def test_held_jumps_of_many_vectors_are_each_ones_definition():
     """Many vectors at once, laid end to end, as each alone: vectors sharing key times (so
     only the line tells their keys apart), missing components, a vector of one key, and held
     jumps at a vector's last key (the next vector's first must not follow it)."""
@@ -292,10 +292,10 @@ def test_held_jumps_many_is_held_jumps_of_each_vector():
             keys.append(_keys(times[chosen], codes))
         vectors.append(keys)
         unions.append(np.unique(np.concatenate([k.times for k in keys if k is not None])))
-    got = continuity.held_jumps_many(vectors, unions)
+    got = continuity.held_jumps(vectors, unions)
     expected = np.concatenate(
-        [continuity.held_jumps(k, t) for k, t in zip(vectors, unions, strict=True)]
+        [_held_by_definition(k, t) for k, t in zip(vectors, unions, strict=True)]
     )
     np.testing.assert_array_equal(got, expected)
     assert got.any() and not got.all()
-    assert continuity.held_jumps_many([], []).shape == (0,)
+    assert continuity.held_jumps([], []).shape == (0,)
