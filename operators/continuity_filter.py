@@ -48,15 +48,27 @@ class POSE_OT_rq_continuity_filter(bpy.types.Operator):
         changed = 0
         changed_bones: set[tuple[str, str]] = set()
         try:
-            with (
-                transaction.all_or_nothing(((c.obj, c.bone_name) for c in targets), keys_only=True),
-                progress.progress(context, len(targets)) as update,
-            ):
-                for c in targets:
-                    bone_modes.check_values(parameter_curves.pose_bone(c.obj, c.bone_name))
-                filtered = key_continuity.filtered_values(targets)
-                for done, (curves, values) in enumerate(zip(targets, filtered, strict=True)):
-                    count = key_continuity.apply_filter(curves, values)
+            for c in targets:
+                bone_modes.check_values(parameter_curves.pose_bone(c.obj, c.bone_name))
+            writes = [
+                key_continuity.filter_writes(curves, values)
+                for curves, values in zip(
+                    targets, key_continuity.filtered_values(targets), strict=True
+                )
+            ]
+            # Shifted values only (the usual case): a journal of the shifted points, else a
+            # copy of the actions (`transaction`).
+            record = (
+                transaction.shifted_keys()
+                if key_continuity.shifts_restorably(writes)
+                else transaction.all_or_nothing(
+                    ((c.obj, c.bone_name) for c in targets), keys_only=True
+                )
+            )
+            with record as journal, progress.progress(context, len(targets)) as update:
+                keep = None if journal is None else journal.keep
+                for done, (curves, planned) in enumerate(zip(targets, writes, strict=True)):
+                    count = key_continuity.apply_filter(curves, planned, keep)
                     if count:
                         changed += count
                         changed_bones.add((curves.obj.name_full, curves.bone_name))

@@ -19,7 +19,7 @@ Conventions at this boundary:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -480,9 +480,21 @@ def splice_keys(
     return fcurve
 
 
-def shift_keys(channel: Channel, delta: np.ndarray) -> None:
+# The key attributes `shift_keys` writes, in the order of its blocks' rows.
+POINT_ATTRIBUTES = ("co", "handle_left", "handle_right")
+
+
+def shift_keys(
+    channel: Channel,
+    delta: np.ndarray,
+    keep: Callable[[bpy.types.FCurve, np.ndarray], None] | None = None,
+) -> None:
     """Add ``delta`` (n,) to the values of the channel's n keys and to their handles, in bulk
-    (interpolation and handle types kept; automatic handles are recomputed)."""
+    (interpolation and handle types kept; automatic handles are recomputed).
+
+    ``keep(fcurve, points)``, when given, receives the keys' points as they were before the
+    first write (`POINT_ATTRIBUTES`, shape (3, n, 2) float32: Blender's values, bit for
+    bit), to write back if the caller fails (`transaction.ShiftJournal`)."""
     keys = channel.keys
     points = channel.fcurve.keyframe_points
     # Keys and handles as Blender's float32 in one block, shifted in float64 (as the keys'
@@ -490,10 +502,20 @@ def shift_keys(channel: Channel, delta: np.ndarray) -> None:
     moved = np.empty((3, len(delta), 2), dtype=np.float32)
     moved[0] = keys.co
     keys.handles_into(moved[1], moved[2])
+    if keep is not None:
+        keep(channel.fcurve, moved.copy())
     moved[:, :, 1] = moved[:, :, 1] + delta
-    for attribute, array in zip(("co", "handle_left", "handle_right"), moved, strict=True):
+    for attribute, array in zip(POINT_ATTRIBUTES, moved, strict=True):
         points.foreach_set(attribute, array.ravel())
     channel.fcurve.update()
+
+
+def shifts_restorably(keys: Keys) -> bool:
+    """Whether `shift_keys` on these keys can be undone by writing their points back: their
+    frames increase by more than twice `KEY_MERGE_DISTANCE`, so ``FCurve.update()`` neither
+    reorders nor merges them, and every other key attribute is left as it was."""
+    times = keys.times
+    return bool((times[1:] - times[:-1] > 2.0 * KEY_MERGE_DISTANCE).all())
 
 
 def remove_fcurves(owner: compat.FCurveOwner, fcurves: Iterable[bpy.types.FCurve]) -> int:

@@ -23,8 +23,10 @@ after it, so running it after the spline operator keeps that spline.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
+import bpy
 import numpy as np
 
 from ..rq_rotation import rq_sequence_continuous
@@ -87,22 +89,43 @@ def filtered_values(
     return [item for item in out if item is not None]
 
 
-def apply_filter(
-    curves: ParameterCurves, filtered: tuple[np.ndarray, np.ndarray, np.ndarray]
-) -> int:
-    """Filter one parameter's keys in place to ``filtered`` (its `filtered_values`); returns
-    how many key times changed.
+@dataclass(frozen=True)
+class FilterWrites:
+    """How `apply_filter` changes one parameter (`filter_writes`).
 
-    A component keyed at every changed time has its keys (and handles) shifted. A component
-    that would change at a time where it has no key is rewritten with keys at the union of the
-    key times (automatic handles), which keeps the poses at every key.
+    Attributes
+    ----------
+    shifts : list of (Channel, ndarray (n_keys,))
+        Components keyed at every changed time: their keys (and handles) shifted by these
+        deltas (`animdata.shift_keys`).
+    rewrites : list of (component index, Channel or None)
+        Components that would change at a time where they have no key (or have no curve):
+        rewritten with keys at the union of the key times (automatic handles), which keeps
+        the poses at every key.
+    times, values : ndarray, shapes (n,) and (n, k)
+        The union of the key times and the filtered values there (the rewrites' keys).
+    changed : int
+        How many key times change.
     """
+
+    shifts: list[tuple[animdata.Channel, np.ndarray]]
+    rewrites: list[tuple[int, animdata.Channel | None]]
+    times: np.ndarray
+    values: np.ndarray
+    changed: int
+
+
+def filter_writes(
+    curves: ParameterCurves, filtered: tuple[np.ndarray, np.ndarray, np.ndarray]
+) -> FilterWrites:
+    """The writes that filter one parameter's keys to ``filtered`` (its `filtered_values`);
+    reads only."""
     times, before, after = filtered
     delta = after - before
     moves = np.abs(delta) > UNCHANGED  # (n, k)
     moved_channels = moves.any(axis=0).tolist()
-    if not any(moved_channels):
-        return 0
+    shifts: list[tuple[animdata.Channel, np.ndarray]] = []
+    rewrites: list[tuple[int, animdata.Channel | None]] = []
     for index, channel in enumerate(curves.channels):
         if not moved_channels[index]:
             continue
@@ -110,17 +133,43 @@ def apply_filter(
             at_keys = np.searchsorted(times, channel.keys.times)
             # Keyed at every time (the usual case), or moved only where it has keys.
             if len(at_keys) == len(times) or not np.delete(moves[:, index], at_keys).any():
-                animdata.shift_keys(channel, delta[at_keys, index])
+                shifts.append((channel, delta[at_keys, index]))
                 continue
+        rewrites.append((index, channel))
+    changed = int(np.count_nonzero(moves.any(axis=1))) if any(moved_channels) else 0
+    return FilterWrites(shifts, rewrites, times, after, changed)
+
+
+def shifts_restorably(writes: Sequence[FilterWrites]) -> bool:
+    """Whether ``writes`` only shift keys, each curve restorably
+    (`animdata.shifts_restorably`): then `transaction.shifted_keys` can make them all or
+    nothing."""
+    return all(
+        not w.rewrites and all(animdata.shifts_restorably(c.keys) for c, _ in w.shifts)
+        for w in writes
+    )
+
+
+def apply_filter(
+    curves: ParameterCurves,
+    writes: FilterWrites,
+    keep: Callable[[bpy.types.FCurve, np.ndarray], None] | None = None,
+) -> int:
+    """Make one parameter's `filter_writes`; returns how many key times changed. ``keep``
+    goes to `animdata.shift_keys` (`transaction.ShiftJournal.keep`)."""
+    for channel, delta in writes.shifts:
+        animdata.shift_keys(channel, delta, keep)
+    if writes.rewrites:
         owner = animdata.fcurve_owner(curves.use, ensure=True)  # (only here: not shifted)
         assert owner is not None  # ensure=True creates it
-        animdata.write_keys(
-            owner,
-            curves.data_path,
-            index,
-            curves.bone_name,
-            times,
-            after[:, index],
-            fcurve=None if channel is None else channel.fcurve,
-        )
-    return int(np.count_nonzero(moves.any(axis=1)))
+        for index, rewritten in writes.rewrites:
+            animdata.write_keys(
+                owner,
+                curves.data_path,
+                index,
+                curves.bone_name,
+                writes.times,
+                writes.values[:, index],
+                fcurve=None if rewritten is None else rewritten.fcurve,
+            )
+    return writes.changed

@@ -24,8 +24,14 @@ reading every touched curve's 14 key attributes with ``foreach_get`` cost more t
 operators' own work on a keyed-every-frame clip), and the bones' drivers as copies in a
 scratch object's animation data (``AnimDataDrivers.from_existing``, one call per driver); the
 copies are read only on failure and removed when the block ends. Bone properties are Python
-data. A block that changes only keys (``keys_only``: the continuity filter, the spline)
-records the actions alone.
+data. A block that changes only keys (``keys_only``: the spline, the continuity filter when
+it rewrites a channel) records the actions alone.
+
+A block whose only writes shift the values of existing keys (`shifted_keys`: the continuity
+filter, usually) keeps a journal instead: the points of each curve as `animdata.shift_keys`
+read them, written back on failure. Copying and removing an action costs little itself,
+but any datablock added or removed makes Blender rebuild the dependency graph's relations at
+its next update: 6 ms on a 200-bone rig, a fifth of the filter's time.
 """
 
 from __future__ import annotations
@@ -148,6 +154,43 @@ def all_or_nothing(
                 bpy.data.actions.remove(copy)
             if record.scratch is not None:
                 bpy.data.objects.remove(record.scratch)
+    screen.show_changes()
+
+
+class ShiftJournal:
+    """The points of the keys `animdata.shift_keys` changed, as they were (see
+    `shifted_keys`)."""
+
+    def __init__(self) -> None:
+        self._kept: list[tuple[bpy.types.FCurve, np.ndarray]] = []
+
+    def keep(self, fcurve: bpy.types.FCurve, points: np.ndarray) -> None:
+        """Remember ``points`` (`animdata.POINT_ATTRIBUTES`, shape (3, n, 2) float32) of
+        ``fcurve``, read before its first change."""
+        self._kept.append((fcurve, points))
+
+    def restore(self) -> None:
+        """Write every kept curve's points back, as they were read (no ``update()``: the
+        handles are Blender's own values already)."""
+        for fcurve, points in reversed(self._kept):
+            keyframe_points = fcurve.keyframe_points
+            for attribute, array in zip(animdata.POINT_ATTRIBUTES, points, strict=True):
+                keyframe_points.foreach_set(attribute, array.ravel())
+
+
+@contextmanager
+def shifted_keys() -> Iterator[ShiftJournal]:
+    """All or nothing for a block whose only writes are `animdata.shift_keys` with the
+    journal's ``keep``, each on keys for which `animdata.shifts_restorably` holds: if the
+    block raises, every shifted curve gets its points back (its other key attributes were
+    never written) and the exception propagates. When it succeeds, every editor is redrawn
+    to show the change (`screen.show_changes`)."""
+    journal = ShiftJournal()
+    try:
+        yield journal
+    except BaseException:
+        journal.restore()
+        raise
     screen.show_changes()
 
 

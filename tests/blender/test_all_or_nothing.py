@@ -165,10 +165,68 @@ def test_spline_with_conversion_failing_halfway_changes_nothing(addon, fault):
     _check(fault, obj, bpy.ops.pose.rq_spline_interpolate, 12, kind='HERMITE', convert_native=True)
 
 
-def test_continuity_filter_failing_halfway_changes_nothing(addon, fault, rq):
+def _jumpy_rig(rq):
     unit = np.array([0.36, -0.48, 0.8])
     jumpy = [(1.0 + 3 * i, rq.reparameterize((0.5 + 1.2 * i) * unit)) for i in range(8)]
-    _check(fault, _rq_rig(jumpy), bpy.ops.pose.rq_continuity_filter, 4)
+    return _rq_rig(jumpy)
+
+
+def _recorded_by(monkeypatch, name):
+    """Count the calls of ``transaction.<name>`` (the filter's choice of record)."""
+    transaction = ro.addon_module("rq_blender.transaction")
+    calls = {"count": 0}
+    original = getattr(transaction, name)
+
+    def counting(*args, **kwargs):
+        calls["count"] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(transaction, name, counting)
+    return calls
+
+
+def test_continuity_filter_failing_halfway_changes_nothing(addon, fault, rq, monkeypatch):
+    # Every component keyed at every time: the keys are only shifted, and the journal of
+    # their points (`transaction.shifted_keys`) is the whole record.
+    journal = _recorded_by(monkeypatch, "shifted_keys")
+    _check(fault, _jumpy_rig(rq), bpy.ops.pose.rq_continuity_filter, 4)
+    assert journal["count"] == 2
+
+
+def test_continuity_filter_rewriting_a_channel_records_the_actions(addon, fault, rq, monkeypatch):
+    # Components without a key where the filter changes the vector are rewritten (not
+    # shifted): the actions are copied instead. It fails on the second such write, after the
+    # first and the shifts.
+    obj = _jumpy_rig(rq)
+    for curve in rigs.fcurves_of(obj):  # the first component of bones B and C
+        if curve.array_index == 0 and curve.data_path in (
+            'pose.bones["B"]["rq_vector"]',
+            'pose.bones["C"]["rq_vector"]',
+        ):
+            curve.keyframe_points.remove(curve.keyframe_points[4])
+    journal = _recorded_by(monkeypatch, "shifted_keys")
+    _check(
+        fault, obj, bpy.ops.pose.rq_continuity_filter, 2, [("rq_blender.animdata", "write_keys")]
+    )
+    assert journal["count"] == 0
+
+
+def test_continuity_filter_on_keys_update_would_merge_records_the_actions(
+    addon, fault, rq, monkeypatch
+):
+    # Two keys 0.005 frames apart (written in bulk, never updated): the shift's
+    # FCurve.update() merges them, which writing the points back cannot undo.
+    obj = _jumpy_rig(rq)
+    for curve in rigs.fcurves_of(obj)[3:6]:  # bone B's vector
+        assert curve.data_path == 'pose.bones["B"]["rq_vector"]'
+        points = curve.keyframe_points
+        co = np.empty(2 * len(points), dtype=np.float32)
+        points.foreach_get("co", co)
+        co[2] = co[0] + 0.005
+        points.foreach_set("co", co)
+    journal = _recorded_by(monkeypatch, "shifted_keys")
+    _check(fault, obj, bpy.ops.pose.rq_continuity_filter, 5)
+    assert journal["count"] == 0
 
 
 def test_reparameterize_failing_halfway_changes_nothing(addon, fault):
