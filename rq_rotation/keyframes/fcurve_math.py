@@ -613,8 +613,45 @@ def _segment_points(stacks: Sequence[KeyStack], bezier: bool) -> tuple[np.ndarra
     return np.stack(frames, axis=2), y
 
 
+class StacksTogether:
+    """Stacks of k channels (each a `KeyStack`, curve for curve the same lines) as
+    `evaluate_stacked_together` reads them, with what every evaluation needs computed once:
+    whether they are keyed at the same frames (`_same_frames`), each key's curve and search
+    key, the values (K, k) and the segments' Bezier points (`_segment_points`). A rig-wide
+    operator evaluates the same stacks several times (a grid, then each refinement pass):
+    0.25 ms a call on 200 bones of 28 keys."""
+
+    def __init__(self, stacks: Sequence[KeyStack]) -> None:
+        self.stacks = list(stacks)
+        self.same = len(self.stacks) == 1 or _same_frames(self.stacks)
+        self._segments: dict[bool, tuple[np.ndarray, np.ndarray]] = {}
+
+    @cached_property
+    def key_curve(self) -> np.ndarray:
+        """Each key's curve, shape (K,)."""
+        start = self.stacks[0].start
+        return np.repeat(np.arange(len(start) - 1), np.diff(start))
+
+    @cached_property
+    def key_order(self) -> np.ndarray:
+        """Each key's (curve, frame) as one ordered integer (`curve_time_order`), (K,)."""
+        return curve_time_order(self.key_curve, self.stacks[0].co[:, 0])
+
+    @cached_property
+    def values(self) -> np.ndarray:
+        """The keys' values, shape (K, k) float32."""
+        return np.stack([s.co[:, 1] for s in self.stacks], axis=1)
+
+    def segments(self, bezier: bool) -> tuple[np.ndarray, np.ndarray]:
+        """`_segment_points` of the stacks (same frames only)."""
+        found = self._segments.get(bezier)
+        if found is None:
+            found = self._segments[bezier] = _segment_points(self.stacks, bezier)
+        return found
+
+
 def evaluate_stacked_together(
-    stacks: Sequence[KeyStack], curve: ArrayLike, t: ArrayLike
+    stacks: Sequence[KeyStack] | StacksTogether, curve: ArrayLike, t: ArrayLike
 ) -> np.ndarray:
     """`evaluate_stacked` of k stacks at the same curves and times, shape (m,) -> (m, k).
 
@@ -622,15 +659,18 @@ def evaluate_stacked_together(
     vectors keyed together), the keys are searched once, and where the Bezier handles'
     frames agree too (as automatic handles of keys at the same frames do) one cubic solve
     serves all k (`evaluate_segments`); the values are the same as each stack's alone.
+    Stacks evaluated again and again are best passed as one `StacksTogether`.
     """
+    together = stacks if isinstance(stacks, StacksTogether) else StacksTogether(stacks)
+    stacks = together.stacks
     curve = np.asarray(curve, dtype=np.int64).reshape(-1)
     t = np.asarray(t, dtype=np.float32).reshape(-1)
-    if len(stacks) > 1 and not _same_frames(stacks):
+    if not together.same:
         return np.stack([evaluate_stacked(s, curve, t) for s in stacks], axis=1)
     base = stacks[0]
     xs = base.co[:, 0]
-    ys = np.stack([s.co[:, 1] for s in stacks], axis=1)  # (K, k)
-    key_curve = np.repeat(np.arange(len(base.start) - 1), np.diff(base.start))
+    ys = together.values  # (K, k)
+    key_curve = together.key_curve
     if np.array_equal(curve, key_curve) and np.array_equal(t, xs):
         return ys.astype(np.float64)  # every curve at its own keys: their values
     first = base.start[curve]
@@ -649,7 +689,7 @@ def evaluate_stacked_together(
         ci, ti = (curve, t) if every else (curve[inside], t[inside])
         # The first key of its curve at or after each time (searchsorted, side="left", in
         # every curve at once): (curve, frame) as one ordered integer, the keys' sorted.
-        right = np.searchsorted(curve_time_order(key_curve, xs), curve_time_order(ci, ti))
+        right = np.searchsorted(together.key_order, curve_time_order(ci, ti))
         left = right - 1
         exact_right = np.abs(xs[right] - ti) <= EXACT_THRESHOLD
         exact_left = np.abs(xs[left] - ti) <= EXACT_THRESHOLD
@@ -660,7 +700,7 @@ def evaluate_stacked_together(
             ipo = base.interpolation[lt]
             # The handle columns count for BEZIER segments only (`evaluate_segments`), and
             # only then are the handles read.
-            x_table, y_table = _segment_points(stacks, bool((ipo == BEZIER).any()))
+            x_table, y_table = together.segments(bool((ipo == BEZIER).any()))
             # (y as the (m, 4, k) view of its (4, k, m) gather: `evaluate_segments` copies
             # nothing; "clip" takes no buffer, the segments being keys.)
             x, tt = x_table[lt], ti if val is None else ti[todo]
