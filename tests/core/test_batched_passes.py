@@ -98,6 +98,42 @@ def test_stacks_keyed_together_evaluate_together_as_each_alone(shared_handles):
             )
 
 
+def test_stacks_evaluated_together_again_and_again_as_each_time_anew():
+    # One StacksTogether evaluated first only inside LINEAR segments (its segments' table
+    # then has no handles), then anywhere (with them), then at its own keys: each time
+    # what a fresh evaluation gives.
+    rng = np.random.default_rng(12)
+    base = [_random_keys(rng, 8, (LINEAR, BEZIER)) for _ in range(10)]
+    channels = [
+        fcurve_math.stack(
+            [
+                Keys(
+                    np.stack([k.times, rng.normal(0.0, 2.0, 8).astype(np.float32)], axis=1),
+                    k.interpolation,
+                    (k.handle_left, k.handle_right),
+                )
+                for k in base
+            ]
+        )
+        for _ in range(2)
+    ]
+    together = fcurve_math.StacksTogether(channels)
+    linear = [
+        (c, 0.5 * (k.times[i] + k.times[i + 1]))
+        for c, k in enumerate(base)
+        for i in range(7)
+        if k.interpolation[i] == LINEAR
+    ]
+    anywhere = (rng.integers(0, 10, 300), rng.uniform(-10.0, 80.0, 300))
+    own = (np.repeat(np.arange(10), 8), np.concatenate([k.times for k in base]))
+    for curve, t in (np.array(linear).T, anywhere, own):
+        curve = curve.astype(np.int64)
+        np.testing.assert_array_equal(
+            fcurve_math.evaluate_stacked_together(together, curve, t),
+            fcurve_math.evaluate_stacked_together(channels, curve, t),
+        )
+
+
 def test_a_stack_reads_unread_handles_in_place_and_keeps_read_ones():
     # Curves that write their float32 handles into the stack's arrays (as Blender's bulk read
     # does) and one whose handles were read already: the same values as stacking them read.
