@@ -536,3 +536,60 @@ def test_held_stretches_are_clipped_to_their_lines_times():
     np.testing.assert_array_equal(grid[g_line == 0][:3], [5.0, 6.0, 6.25])
     assert grid[g_line == 0].min() == 5.0 and grid[g_line == 0].max() == 9.0
     np.testing.assert_array_equal(g_values, evaluate(g_line, grid))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_held_stretch_ends_join_the_grids_as_their_definition_says(seed):
+    from rq_rotation.keyframes.refine import _add_holds
+
+    # Lines of uneven grids (one without points), stretches whose ends fall on grid points,
+    # inside gaps, on each other's ends, outside their lines (clipped) and overlapping.
+    rng = np.random.default_rng(seed)
+    grids = [np.unique(rng.integers(0, 40, int(rng.integers(2, 30))) * 0.5) for _ in range(6)]
+    grids[3] = np.empty(0)
+    line = np.concatenate([np.full(len(g), i) for i, g in enumerate(grids)])
+    grid = np.concatenate(grids)
+    on_times = rng.random(len(grid)) < 0.7
+    hold_line = rng.integers(0, 6, 40)
+    start = np.round(rng.uniform(-3.0, 22.0, 40) * 4.0) / 4.0
+    end = start + np.round(rng.uniform(0.0, 6.0, 40) * 4.0) / 4.0
+
+    def evaluate(which, t):
+        return np.stack([which * 100.0 + t, np.sin(t), t * t], axis=1)
+
+    values = evaluate(line, grid)
+    got = _add_holds(
+        "RQ",
+        line,
+        grid,
+        on_times,
+        values,
+        values_to_quat("RQ", values),
+        evaluate,
+        (hold_line, start, end),
+    )
+    # The definition, line by line: the grid points and the stretches' ends clipped to the
+    # line's first and last points (stretches left empty dropped); a gap is held when a
+    # stretch covers it.
+    want_line, want_grid, want_on, held = [], [], [], []
+    for i, g in enumerate(grids):
+        if not len(g):
+            continue
+        mine = hold_line == i
+        s, e = np.maximum(start[mine], g[0]), np.minimum(end[mine], g[-1])
+        s, e = s[s < e], e[s < e]
+        points = np.unique(np.concatenate([g, s, e]))
+        want_line += [i] * len(points)
+        want_grid += points.tolist()
+        own = dict(zip(g.tolist(), on_times[line == i].tolist(), strict=True))
+        want_on += [own.get(p, False) for p in points.tolist()]
+        held += [
+            bool(((s <= a) & (b <= e)).any()) for a, b in zip(points[:-1], points[1:], strict=True)
+        ]
+        held.append(False)  # (the gap to the next line)
+    np.testing.assert_array_equal(got[0], want_line)
+    np.testing.assert_array_equal(got[1], want_grid)
+    np.testing.assert_array_equal(got[2], want_on)
+    np.testing.assert_array_equal(got[3], evaluate(got[0], got[1]))
+    np.testing.assert_array_equal(got[4], values_to_quat("RQ", got[3]))
+    np.testing.assert_array_equal(got[5], held[:-1])
