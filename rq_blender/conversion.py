@@ -678,8 +678,9 @@ def _replace_curves(
     last = [fcurve for fcurve, on in zip(rest, on_target, strict=True) if not on]
     if first:
         animdata.remove_fcurves(owner, first)
+    sibling = next(iter(fcurves.values()), None)  # (reused: in the group already)
     for key in needed[len(fcurves) :]:
-        fcurves[key] = compat.new_fcurve(owner, key[0], key[1], group)
+        fcurves[key] = sibling = compat.new_fcurve(owner, key[0], key[1], group, sibling)
     if last:
         animdata.remove_fcurves(owner, last)
     return [kept[key] if key in kept else fcurves[key] for key in target]
