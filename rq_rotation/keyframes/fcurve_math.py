@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 # Keyframe.interpolation enum values (RNA ``Keyframe.interpolation``; BEZT_IPO_*).
 CONSTANT = 0
@@ -199,30 +199,58 @@ def _first_valid(candidates: tuple[np.ndarray, ...]) -> np.ndarray:
     return out
 
 
+@dataclass
+class _Cubics:
+    """What the parameter solve of `_solve_bezier_parameter` takes from a segment's frames
+    alone (``findzero``'s float32 coefficients as float64, and the depressed cubic's terms
+    that do not involve the time), per segment: computed once for all the times on it."""
+
+    x1: np.ndarray  # float32, the left key's frame
+    c1: np.ndarray  # float64 coefficients of s, s^2, s^3
+    c2: np.ndarray
+    c3: np.ndarray
+    a: np.ndarray  # c2 / c3 / 3
+    u: np.ndarray  # 2 a^3 - a b, with b = c1 / c3 (the time-free part of 2 q)
+    p: np.ndarray  # b / 3 - a^2
+    p3: np.ndarray  # p^3
+
+    @staticmethod
+    def of(x1: np.ndarray, x2: np.ndarray, x3: np.ndarray, x4: np.ndarray) -> _Cubics:
+        c1 = (_f32(3.0) * (x2 - x1)).astype(np.float64)
+        c2 = (_f32(3.0) * (x1 - _f32(2.0) * x2 + x3)).astype(np.float64)
+        c3 = (x4 - x1 + _f32(3.0) * (x2 - x3)).astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            a = c2 / c3 / 3.0
+            b = c1 / c3
+            p = b / 3.0 - a * a
+            return _Cubics(x1, c1, c2, c3, a, 2.0 * a * a * a - a * b, p, p * p * p)
+
+
 def _solve_bezier_parameter(
-    t: np.ndarray, x1: np.ndarray, x2: np.ndarray, x3: np.ndarray, x4: np.ndarray
+    t: np.ndarray, parts: _Cubics, rows: np.ndarray | None = None
 ) -> np.ndarray:
-    """Parameter ``s`` in [0, 1] with ``x(s) = t`` for the cubic Bezier ``x1..x4``; shape (m,).
+    """Parameter ``s`` in [0, 1] with ``x(s) = t`` for the cubic Bezier of each time's
+    segment: row ``rows[i]`` of ``parts`` (row ``i`` without ``rows``); shape (m,).
 
     ``findzero`` + ``solve_cubic``: float32 coefficients, a float64 solve (Cardano for one real
     root, the trigonometric form for three), the first root inside the range in Blender's
     order, NaN when there is none. Each row's case is computed on the rows that have it.
     """
-    c0 = (x1 - t).astype(np.float64)
-    c1 = (_f32(3.0) * (x2 - x1)).astype(np.float64)
-    c2 = (_f32(3.0) * (x1 - _f32(2.0) * x2 + x3)).astype(np.float64)
-    c3 = (x4 - x1 + _f32(3.0) * (x2 - x3)).astype(np.float64)
+    at = np.arange(len(t)) if rows is None else rows  # (only to gather subsets)
+    c0 = ((parts.x1 if rows is None else parts.x1[rows]) - t).astype(np.float64)
+    c3 = parts.c3 if rows is None else parts.c3[rows]
     cubic = c3 != 0.0
-    quadratic = ~cubic & (c2 != 0.0)
-    linear = ~cubic & ~quadratic
     with np.errstate(divide="ignore", invalid="ignore"):
         if cubic.all():  # (the usual case: no rows gathered)
-            return _solve_cubic(c0, c1, c2, c3)
+            return _solve_cubic(c0, c3, parts, rows)
+        c2 = parts.c2[at]
+        quadratic = ~cubic & (c2 != 0.0)
+        linear = ~cubic & ~quadratic
         out = np.full(c0.shape, np.nan, dtype=np.float32)
         if cubic.any():
-            out[cubic] = _solve_cubic(c0[cubic], c1[cubic], c2[cubic], c3[cubic])
+            out[cubic] = _solve_cubic(c0[cubic], c3[cubic], parts, at[cubic])
         if quadratic.any():
-            q0, q1, q2 = c0[quadratic], c1[quadratic], c2[quadratic]
+            q0, q1, q2 = c0[quadratic], parts.c1[at[quadratic]], c2[quadratic]
             disc = q1 * q1 - 4.0 * q2 * q0
             sdisc = np.sqrt(np.maximum(disc, 0.0))
             out[quadratic] = np.where(
@@ -231,22 +259,24 @@ def _solve_bezier_parameter(
                 np.where(disc == 0.0, _first_valid((-q1 / (2.0 * q2),)), np.nan),
             )
         if linear.any():
-            l0, l1 = c0[linear], c1[linear]
+            l0, l1 = c0[linear], parts.c1[at[linear]]
             constant = np.where(l0 == 0, 0.0, np.nan)  # the degenerate constant
             out[linear] = np.where(l1 != 0.0, _first_valid((-l0 / l1,)), constant)
     return out
 
 
-def _solve_cubic(c0: np.ndarray, c1: np.ndarray, c2: np.ndarray, c3: np.ndarray) -> np.ndarray:
+def _solve_cubic(
+    c0: np.ndarray, c3: np.ndarray, parts: _Cubics, rows: np.ndarray | None
+) -> np.ndarray:
     """The first accepted root of ``c0 + c1 s + c2 s^2 + c3 s^3`` (c3 != 0), (m,) float32:
     Cardano for one real root (d > 0), the double root (d == 0), else the trigonometric
-    form (three real roots), each on its rows."""
-    a = c2 / c3 / 3.0
-    b = c1 / c3
-    c = c0 / c3
-    p = b / 3.0 - a * a
-    q = (2.0 * a * a * a - a * b + c) / 2.0
-    d = q * q + p * p * p
+    form (three real roots), each on its rows. The terms without ``c0`` are rows ``rows`` of
+    ``parts`` (all of them without): ``a = c2 / c3 / 3``, ``b = c1 / c3``, ``p = b / 3 - a^2``;
+    here ``q = (2 a^3 - a b + c0 / c3) / 2`` and ``d = q^2 + p^3``, in that order of
+    operations."""
+    a, u, p3 = (v if rows is None else v[rows] for v in (parts.a, parts.u, parts.p3))
+    q = (u + c0 / c3) / 2.0
+    d = q * q + p3
     out = np.empty(c0.shape, dtype=np.float32)
     one = d > 0.0
     double = d == 0.0
@@ -259,8 +289,9 @@ def _solve_cubic(c0: np.ndarray, c1: np.ndarray, c2: np.ndarray, c3: np.ndarray)
         ad = a[double]
         out[double] = _first_valid((2.0 * double_t - ad, -double_t - ad))
     if three.any():
-        pt, qt, at = p[three], q[three], a[three]
-        phi = np.arccos(np.clip(-qt / np.sqrt(-(pt * pt * pt)), -1.0, 1.0))
+        pt = parts.p[three] if rows is None else parts.p[rows[three]]
+        qt, at = q[three], a[three]
+        phi = np.arccos(np.clip(-qt / np.sqrt(-p3[three]), -1.0, 1.0))
         st = np.sqrt(-pt)
         cp = np.cos(phi / 3.0)
         sq = np.sqrt(3.0 - 3.0 * cp * cp)
@@ -268,22 +299,33 @@ def _solve_cubic(c0: np.ndarray, c1: np.ndarray, c2: np.ndarray, c3: np.ndarray)
     return out
 
 
-def _bezier_y(
-    s: np.ndarray, y1: np.ndarray, y2: np.ndarray, y3: np.ndarray, y4: np.ndarray
-) -> np.ndarray:
-    """``berekeny``: the cubic Bezier ``y1..y4`` at parameter ``s``, float32, elementwise
-    (broadcast: ``s`` (m,) with values (k, m) gives (k, m))."""
-    c0 = y1
+def _bezier_coefficients(
+    y1: np.ndarray, y2: np.ndarray, y3: np.ndarray, y4: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``berekeny``'s polynomial coefficients of the cubic Bezier ``y1..y4`` (float32,
+    elementwise)."""
     c1 = _f32(3.0) * (y2 - y1)
     c2 = _f32(3.0) * (y1 - _f32(2.0) * y2 + y3)
     c3 = y4 - y1 + _f32(3.0) * (y2 - y3)
+    return y1, c1, c2, c3
+
+
+def _bezier_y(
+    s: np.ndarray, c0: np.ndarray, c1: np.ndarray, c2: np.ndarray, c3: np.ndarray
+) -> np.ndarray:
+    """``berekeny``: the cubic with coefficients ``c0..c3`` (`_bezier_coefficients`) at
+    parameter ``s``, float32 (broadcast: ``s`` (m,) with coefficients (k, m) gives (k, m))."""
     return c0 + s * c1 + s * s * c2 + s * s * s * c3
 
 
 def evaluate_segments(
-    t: ArrayLike, x: ArrayLike, y: ArrayLike, interpolation: ArrayLike | None = None
+    t: ArrayLike,
+    x: ArrayLike,
+    y: ArrayLike,
+    interpolation: ArrayLike | None = None,
+    segment: ArrayLike | None = None,
 ) -> np.ndarray:
-    """Blender's evaluation of many keyframe segments at once, one time per segment.
+    """Blender's evaluation of many keyframe segments at once.
 
     The segments may belong to any number of F-curves; this is the inside-the-key-range part
     of `evaluate` (exact hits within `EXACT_THRESHOLD` of either key, the right one winning;
@@ -294,69 +336,97 @@ def evaluate_segments(
     ----------
     t : array_like, shape (m,)
         Frames, each between its segment's two keys.
-    x : array_like, shape (m, 4)
+    x : array_like, shape (S, 4)
         Frames of each segment's Bezier points: the left key, its right handle, the right
         key's left handle, the right key (the handle columns are ignored unless BEZIER).
-    y : array_like, shape (m, 4) or (m, 4, k)
+    y : array_like, shape (S, 4) or (S, 4, k)
         Values of those points. With k components (the channels of one vector keyed at the
         same frames with handles at the same frames) one cubic solve serves all of them.
-        Computed on as (4, k, m) float32: a transposed view of such an array
+        Computed on as (4, k, S) float32: a transposed view of such an array
         (``a.transpose(2, 0, 1)``) is used without a copy.
-    interpolation : array_like of int, shape (m,), optional
+    interpolation : array_like of int, shape (S,), optional
         Each left key's interpolation code (`CONSTANT`, `LINEAR`, `BEZIER`); BEZIER when
         omitted.
+    segment : array_like of int, shape (m,), optional
+        The segment of each time. Without it, time ``i`` is on segment ``i`` (S = m). With it,
+        what depends on a segment alone (the handle correction, the flat test, the cubic's
+        coefficients in time and in value) is computed once per segment, for all the times
+        on it (a bake's every frame); with fewer times than segments, per time.
 
     Returns
     -------
     ndarray, shape (m,) or (m, k), float64
-        The values (float32 arithmetic, widened).
+        The values (float32 arithmetic, widened: the same whichever way they are computed).
     """
     t = np.asarray(t, dtype=np.float32).reshape(-1)
-    x = np.asarray(x, dtype=np.float32)
+    xa: NDArray[np.float32] = np.asarray(x, dtype=np.float32)
     y = np.asarray(y, dtype=np.float32)
     single = y.ndim == 2
     if single:
         y = y[:, :, None]
     ipo = (
-        np.full(len(t), BEZIER) if interpolation is None else np.asarray(interpolation).reshape(-1)
+        np.full(len(xa), BEZIER) if interpolation is None else np.asarray(interpolation).reshape(-1)
     )
-    exact_right = np.abs(x[:, 3] - t) <= EXACT_THRESHOLD
-    exact_left = np.abs(x[:, 0] - t) <= EXACT_THRESHOLD
+    # The values as (4, k, S): each point's (k, S) contiguous, so every elementwise pass runs
+    # along whole rows (over (S, k) column views numpy loops k values at a time, S times:
+    # most of the time of a long evaluation). The same float32 operations.
+    by_point = y.transpose(1, 2, 0)
+    seg = None if segment is None else np.asarray(segment, dtype=np.int64).reshape(-1)
+    if seg is not None and len(seg) < len(xa):  # fewer times than segments: gathered per time
+        xa, ipo = xa[seg], ipo[seg]
+        by_point = np.take(by_point, seg, axis=2)
+        seg = None
+    on = slice(None) if seg is None else seg  # each time's segment
+    x1, x4 = xa[on, 0], xa[on, 3]
+    code = ipo[on]
+    exact_right = np.abs(x4 - t) <= EXACT_THRESHOLD
+    exact_left = np.abs(x1 - t) <= EXACT_THRESHOLD
     todo = ~(exact_left | exact_right)
-    bez = todo & (ipo == BEZIER)
+    bez = todo & (code == BEZIER)
     every = len(t) > 0 and bool(bez.all())  # (the usual case: no copies, nothing gathered)
     if not every:
         # Exact hits take the key's value, CONSTANT holds the left one (rows gathered: a row
         # mask broadcast over (m, k) would loop k values at a time).
-        out = np.empty((len(t), y.shape[2]), dtype=np.float32)
+        out = np.empty((len(t), by_point.shape[1]), dtype=np.float32)
         rest = np.flatnonzero(~bez)
-        out[rest] = y[rest, np.where(exact_right[rest], 3, 0)]
-        lin = todo & (ipo == LINEAR)
+        held = rest if seg is None else seg[rest]
+        out[rest] = by_point[np.where(exact_right[rest], 3, 0), :, held]
+        lin = todo & (code == LINEAR)
         if lin.any():
-            fac = ((t[lin] - x[lin, 0]) / (x[lin, 3] - x[lin, 0]))[:, None]
-            out[lin] = fac * y[lin, 3] + (_f32(1.0) - fac) * y[lin, 0]
+            fac = ((t[lin] - x1[lin]) / (x4[lin] - x1[lin]))[:, None]
+            ends = lin if seg is None else seg[lin]
+            out[lin] = fac * by_point[3, :, ends] + (_f32(1.0) - fac) * by_point[0, :, ends]
     if bez.any():
-        xb = x if every else x[bez]
-        x1, x2, x3, x4 = (xb[:, j] for j in range(4))
-        # The values as (4, k, m): each point's (k, m) contiguous, so every elementwise pass
-        # runs along whole rows (over (m, k) column views numpy loops k values at a time, m
-        # times: most of the time of a long evaluation). The same float32 operations. (The
-        # gather of the rows in use makes that layout itself: one copy.)
-        by_point = y.transpose(1, 2, 0)
-        y1, y2, y3, y4 = np.ascontiguousarray(by_point if every else by_point[:, :, bez])
+        if seg is None:
+            # Per time: the rows in use (their gather makes the (4, k, m) layout: one copy).
+            xb = xa if every else xa[bez]
+            points = np.ascontiguousarray(by_point if every else by_point[:, :, bez])
+        else:
+            xb, points = xa, np.ascontiguousarray(by_point)  # per segment
+        y1, y2, y3, y4 = points
         flat = (
             (np.abs(y1 - y4) < _F32_EPS)
             & (np.abs(y2 - y3) < _F32_EPS)
             & (np.abs(y3 - y4) < _F32_EPS)
         )
-        x2, x3, y2, y3 = _correct_bezpart(x1, x2, x3, x4, y1, y2, y3, y4)
-        s = _solve_bezier_parameter(t if every else t[bez], x1, x2, x3, x4)
-        value = _bezier_y(s, y1, y2, y3, y4)
+        x1b, x2, x3, x4b = (xb[:, j] for j in range(4))
+        x2, x3, y2, y3 = _correct_bezpart(x1b, x2, x3, x4b, y1, y2, y3, y4)
+        parts = _Cubics.of(x1b, x2, x3, x4b)
+        coefficients = _bezier_coefficients(y1, y2, y3, y4)
+        tb = t if every else t[bez]
+        rows: NDArray[np.int64] | None = None if seg is None else seg if every else seg[bez]
+        if rows is not None:  # each time's segment's
+            coefficients = tuple(np.take(c, rows, axis=1) for c in coefficients)
+            flat = np.take(flat, rows, axis=1) if flat.any() else None
+        s = _solve_bezier_parameter(tb, parts, rows)
+        value = _bezier_y(s, *coefficients)
         value = np.where(np.isnan(s), _f32(0.0), value)  # no root (degenerate handles): 0
+        if flat is not None:  # (a flat segment holds its first value)
+            value = np.where(flat, coefficients[0], value)
         if every:
-            out = np.where(flat, y1, value).T
+            out = value.T
         else:
-            out[bez] = np.where(flat, y1, value).T
+            out[bez] = value.T
     out = out.astype(np.float64, order="C")
     return out[:, 0] if single else out
 
@@ -701,13 +771,20 @@ def evaluate_stacked_together(
             # The handle columns count for BEZIER segments only (`evaluate_segments`), and
             # only then are the handles read.
             x_table, y_table = together.segments(bool((ipo == BEZIER).any()))
-            # (y as the (m, 4, k) view of its (4, k, m) gather: `evaluate_segments` copies
-            # nothing; "clip" takes no buffer, the segments being keys.)
-            x, tt = x_table[lt], ti if val is None else ti[todo]
-            y = np.take(y_table, lt, axis=2, mode="clip").transpose(2, 0, 1)
-            if x.ndim == 2:  # one set of frames for all k
-                segments = evaluate_segments(tt, x, y, ipo)
+            tt = ti if val is None else ti[todo]
+            if x_table.ndim == 2:  # one set of frames for all k: per segment, then per time
+                segments = evaluate_segments(
+                    tt,
+                    x_table,
+                    y_table.transpose(2, 0, 1),  # (the (S, 4, k) view: no copy there)
+                    base.interpolation[:-1],
+                    segment=lt,
+                )
             else:
+                # (y as the (m, 4, k) view of its (4, k, m) gather; "clip" takes no buffer,
+                # the segments being keys.)
+                x = x_table[lt]
+                y = np.take(y_table, lt, axis=2, mode="clip").transpose(2, 0, 1)
                 segments = np.stack(
                     [evaluate_segments(tt, x[..., j], y[..., j], ipo) for j in range(len(stacks))],
                     axis=1,

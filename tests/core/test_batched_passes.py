@@ -593,3 +593,35 @@ def test_held_stretch_ends_join_the_grids_as_their_definition_says(seed):
     np.testing.assert_array_equal(got[3], evaluate(got[0], got[1]))
     np.testing.assert_array_equal(got[4], values_to_quat("RQ", got[3]))
     np.testing.assert_array_equal(got[5], held[:-1])
+
+
+@pytest.mark.parametrize("per_segment", [40, 0.5])
+def test_segments_evaluated_once_for_their_times_as_each_time_alone(per_segment):
+    # Segments with long handles (corrected), flat values, x linear in s (handles at thirds:
+    # no cubic term), LINEAR and CONSTANT ones; many times on each (once per segment), or
+    # fewer times than segments (gathered per time): the same values bit for bit.
+    rng = np.random.default_rng(21)
+    count = 60
+    x0 = np.cumsum(rng.uniform(1.0, 30.0, count))
+    span = rng.uniform(0.5, 40.0, count)
+    x = np.stack(
+        [
+            x0,
+            x0 + span * rng.uniform(0.0, 1.5, count),
+            x0 + span * rng.uniform(-0.5, 1.0, count),
+            x0 + span,
+        ],
+        axis=1,
+    ).astype(np.float32)
+    x[::7, 1], x[::7, 2] = x[::7, 0] + span[::7] / 3, x[::7, 0] + 2 * span[::7] / 3
+    y = rng.normal(0.0, 3.0, (count, 4, 3)).astype(np.float32)
+    y[::5] = y[::5, :1]  # flat
+    code = rng.choice(np.array([BEZIER, BEZIER, LINEAR, CONSTANT]), count)
+    m = int(per_segment * count)
+    segment = rng.integers(0, count, m)
+    t = x[segment, 0] + rng.uniform(0.0, 1.0, m) * (x[segment, 3] - x[segment, 0])
+    t[::9] = x[segment[::9], 0]  # exact hits
+    got = fcurve_math.evaluate_segments(t, x, y, code, segment=segment)
+    want = fcurve_math.evaluate_segments(t, x[segment], y[segment], code[segment])
+    np.testing.assert_array_equal(got, want)
+    assert np.isfinite(got).all()

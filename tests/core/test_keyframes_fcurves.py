@@ -373,7 +373,11 @@ def test_one_bezier_segment_hypothesis(start, span, values, h1, h2, where):
     if 0.0 < abs(c3) < 1e-3 * abs(c2):
         return
     got = fm.evaluate_segments([t], x[None], _f32(values)[None])[0]
-    tol = 64.0 * F32_EPS * (1.0 + max(abs(v) for v in values))
+    # The float32 frames round the cubic's coefficients by ulps of the frames themselves,
+    # |start| eps against a span: the root moves by that relative to the span (a segment of 2
+    # frames at frame 124 missed the bound without this term, in Blender's arithmetic and the
+    # old code's alike).
+    tol = 64.0 * F32_EPS * (1.0 + max(abs(v) for v in values)) * (1.0 + abs(start) / span)
     assert _conditioned_error(got, _reference_bezier(t, x, values), x[3] - x[0]) <= tol
 
 
