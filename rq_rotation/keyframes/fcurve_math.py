@@ -236,13 +236,13 @@ def _solve_bezier_parameter(
     root, the trigonometric form for three), the first root inside the range in Blender's
     order, NaN when there is none. Each row's case is computed on the rows that have it.
     """
-    at = np.arange(len(t)) if rows is None else rows  # (only to gather subsets)
     c0 = ((parts.x1 if rows is None else parts.x1[rows]) - t).astype(np.float64)
     c3 = parts.c3 if rows is None else parts.c3[rows]
     cubic = c3 != 0.0
     with np.errstate(divide="ignore", invalid="ignore"):
         if cubic.all():  # (the usual case: no rows gathered)
             return _solve_cubic(c0, c3, parts, rows)
+        at = np.arange(len(t)) if rows is None else rows  # each time's row, to gather subsets
         c2 = parts.c2[at]
         quadratic = ~cubic & (c2 != 0.0)
         linear = ~cubic & ~quadratic
