@@ -123,19 +123,25 @@ def new_fcurve(
     if CHANNELBAG_NEW_TAKES_GROUP:
         return owner.fcurves.new(data_path, index=index, group_name=group)
     fcurve = owner.fcurves.new(data_path, index=index)
-    known = None if sibling is None else sibling.group
-    if known is not None and known.name == group:
-        fcurve.group = known
-    else:
-        set_group(owner, fcurve, group)
+    set_group(owner, fcurve, group, sibling)
     return fcurve
 
 
-def set_group(owner: FCurveOwner, fcurve: bpy.types.FCurve, group: str) -> None:
+def set_group(
+    owner: FCurveOwner,
+    fcurve: bpy.types.FCurve,
+    group: str,
+    sibling: bpy.types.FCurve | None = None,
+) -> None:
     """Move an F-curve of a `channelbag` result into the channel group ``group`` (created if
     missing), at the group's end; a curve already in it stays where it is. ``FCurve.group``
-    is writable on every release (4.2 .. 5.2)."""
+    is writable on every release (4.2 .. 5.2). ``sibling``: an F-curve of ``owner`` that may
+    be in ``group`` already; if it is, its group is taken without a lookup by name."""
     if fcurve.group is not None and fcurve.group.name == group:
+        return
+    known = None if sibling is None else sibling.group
+    if known is not None and known.name == group:
+        fcurve.group = known
         return
     groups = getattr(owner, "groups")  # noqa: B009 (Action or ActionChannelbag)
     fcurve.group = groups.get(group) or groups.new(group)

@@ -136,7 +136,7 @@ def filter_writes(
                 shifts.append((channel, delta[at_keys, index]))
                 continue
         rewrites.append((index, channel))
-    changed = int(np.count_nonzero(moves.any(axis=1))) if any(moved_channels) else 0
+    changed = int(np.count_nonzero(moves.any(axis=1)))
     return FilterWrites(shifts, rewrites, times, after, changed)
 
 

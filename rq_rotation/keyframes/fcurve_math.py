@@ -389,13 +389,13 @@ def evaluate_segments(
         # mask broadcast over (m, k) would loop k values at a time).
         out = np.empty((len(t), by_point.shape[1]), dtype=np.float32)
         rest = np.flatnonzero(~bez)
-        held = rest if seg is None else seg[rest]
-        out[rest] = by_point[np.where(exact_right[rest], 3, 0), :, held]
+        rest_rows = rest if seg is None else seg[rest]
+        out[rest] = by_point[np.where(exact_right[rest], 3, 0), :, rest_rows]
         lin = todo & (code == LINEAR)
         if lin.any():
             fac = ((t[lin] - x1[lin]) / (x4[lin] - x1[lin]))[:, None]
-            ends = lin if seg is None else seg[lin]
-            out[lin] = fac * by_point[3, :, ends] + (_f32(1.0) - fac) * by_point[0, :, ends]
+            lin_rows = lin if seg is None else seg[lin]
+            out[lin] = fac * by_point[3, :, lin_rows] + (_f32(1.0) - fac) * by_point[0, :, lin_rows]
     if bez.any():
         if seg is None:
             # Per time: the rows in use (their gather makes the (4, k, m) layout: one copy).

@@ -327,8 +327,7 @@ def _add_holds(
     added = order[fresh]  # the new points, in (line, time) order
     new_point = np.zeros(len(end_t), dtype=np.int64)  # each off-grid end's new point
     new_point[order] = np.cumsum(fresh) - 1
-    new_at = place[added] + np.arange(len(added))
-    old_at = np.arange(n) + np.searchsorted(place[added], np.arange(n), side="right")
+    old_at, new_at = _insert_at(place[added] - 1, n)  # (in the gap before its place)
     where = np.where(on_grid, old_at[place], new_at[new_point] if len(added) else 0)
     size = n + len(added)
     new_values = evaluate(end_line[added], end_t[added])
