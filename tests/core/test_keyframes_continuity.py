@@ -111,6 +111,22 @@ def test_the_chain_is_its_definition_where_the_axis_swings_fast_at_a_large_angle
     assert (np.abs(guess - expected) > 1e-3).any()  # the case is what it claims
 
 
+@pytest.mark.parametrize("mode", ["RQ", "SWING_TWIST"])
+def test_columns_chained_from_staggered_starts_are_the_definitions(mode, rng):
+    # `_chain_columns` continues each line from its own first wrong sample (RQ: along the
+    # samples' directions, `_chain_rq_lengths`); the samples before are the chain's already.
+    lines = np.stack([_line(mode, rng, n=40) for _ in range(6)])
+    q = modes.values_to_quat(mode, lines)
+    expected = np.stack([_chain_by_definition(mode, q[i], lines[i, 0]) for i in range(6)])
+    start = np.array([1, 5, 5, 17, 39, 2])
+    chosen = np.array([0, 2, 3, 4, 5])  # line 1 is left as it is
+    out = expected.copy()
+    for i, begin in zip(chosen, start[chosen], strict=True):
+        out[i, begin:] = 99.0
+    continuity._chain_columns(mode, continuity._samples(mode, q), out, chosen, start[chosen])
+    np.testing.assert_allclose(out, expected, rtol=0, atol=1e-8)
+
+
 def test_the_chain_of_rq_vectors_through_the_identity_on_a_shell(rng):
     # A spin about a turning axis that stops at 2 pi (the identity) and comes back: on the
     # shell the nearest equivalent is the point of the sphere nearest the previous sample.
