@@ -133,6 +133,16 @@ ANGLES_FLOOR = 1e-3
 #: its bound (radians).
 ON_BOUNDARY = 1e-9
 
+#: A reach that stops improving with its residual above the tolerance is a closest pose only
+#: if no direction within the limits bends the chain closer at second order: the reach's
+#: Hessian (Gauss-Newton's ``J^T J`` plus the residual-weighted curvature, `_escape`) must have
+#: no eigenvalue below ``-ESCAPE_CURVATURE`` (chain lengths squared per radian squared) there.
+#: A straight chain whose target lies nearer on its line is such a saddle: every first-order
+#: move is across the line, so Gauss-Newton's step is zero. At most `ESCAPES` such steps a
+#: solve.
+ESCAPE_CURVATURE = 1e-8
+ESCAPES = 4
+
 #: Below this angle the kernels use the first two terms of their series (whose next terms
 #: are below 1e-20 relative there) instead of the closed forms' 0/0.
 _TINY = 1e-4
@@ -947,6 +957,22 @@ def _basis(
     return np.concatenate(cols, axis=1) if len(cols) > 1 else cols[0]
 
 
+def _limits_at(
+    chain: _Chain, p: NDArray[np.float64]
+) -> tuple[list[tuple[int, float]], dict[int, tuple[float, float]]]:
+    """The limits ``p`` (n, 3) lies on: ``(index, direction)`` of each box bound (a step
+    along ``direction`` crosses it) and each ellipse's outward normal by joint."""
+    flat = p.ravel().tolist()
+    on_box = [(k, -1.0) for k, lo, _ in chain.box if flat[k] <= lo + ON_BOUNDARY]
+    on_box += [(k, 1.0) for k, _, hi in chain.box if flat[k] >= hi - ON_BOUNDARY]
+    normals = {}
+    for i, a, b in chain.ellipses:
+        nrm = _ellipse_normal(flat, i, a, b)
+        if nrm is not None:
+            normals[i] = nrm
+    return on_box, normals
+
+
 def _constrained_step(
     chain: _Chain, state: _State, solve: Callable[[NDArray[np.float64]], NDArray[np.float64]]
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], list[int], list[int]]:
@@ -956,15 +982,7 @@ def _constrained_step(
     Returns ``(step (3n,), Z, held_box, held_ellipse)``: the flat indices of the held box
     bounds and the joints of the held ellipses (lists, empty when none is held).
     """
-    flat = state.p.ravel().tolist()
-    # (index, direction) of the box bounds the point lies on: a step along it crosses it
-    on_box = [(k, -1.0) for k, lo, _ in chain.box if flat[k] <= lo + ON_BOUNDARY]
-    on_box += [(k, 1.0) for k, _, hi in chain.box if flat[k] >= hi - ON_BOUNDARY]
-    normals = {}
-    for i, a, b in chain.ellipses:
-        nrm = _ellipse_normal(flat, i, a, b)
-        if nrm is not None:
-            normals[i] = nrm
+    on_box, normals = _limits_at(chain, state.p)
     held_box: list[int] = []
     held_ellipse: list[int] = []
     for _ in range(4):
@@ -1463,6 +1481,7 @@ def _solve(
     reaching = state.e1 > REACH_TOLERANCE
     cap, anchor = _settled(state)
     crawling = 0
+    escapes = 0  # steps off saddles of the reach (`_escape`)
     last = math.inf  # the length of the last accepted step, when curved
     iterations = 0
     trial: _State | None
@@ -1538,6 +1557,11 @@ def _solve(
         if length < (1e-14 if reaching else STEP_TOLERANCE):
             if not reaching:
                 break
+            escaped = _escape(chain, state) if escapes < ESCAPES else None
+            if escaped is not None:  # a saddle (a straight chain): off it, reaching on
+                escapes, iterations, exact = escapes + 1, iterations + 1, None
+                state, _ = _accept(chain, escaped, callback, iterations, start)
+                continue
             reaching, cap, anchor = False, *_settled(state)
             continue
         bound = (2.0 if reaching else 1.0) * MAX_STEP
@@ -1599,6 +1623,17 @@ def _solve(
                 mu = max(mu / 4.0, 1e-9) if ratio > 0.5 else mu * (1.0 if ratio > 0.25 else 4.0)
                 # out of reach, along a flat valley of closest poses: on to the angles
                 crawling = crawling + 1 if gain <= 1e-12 * state.e1 else 0
+                # a saddle may also show as a long slow crawl (a straight elbow whose hinge
+                # bends out of the target's plane): looked for after 4, 8, 16, ... slow steps
+                looked = slow and slowly >= 4 and slowly & (slowly - 1) == 0
+                if (crawling >= 2 or looked) and escapes < ESCAPES:
+                    escaped = _escape(chain, state)
+                    if escaped is not None:
+                        escapes, iterations = escapes + 1, iterations + 1
+                        crawling, slow, slowly = 0, False, 0
+                        state, _ = _accept(chain, escaped, callback, iterations, start)
+                        exact = None
+                        continue
                 if state.e1 <= REACH_TOLERANCE or crawling >= 2:
                     reaching, cap, anchor = False, *_settled(state)
                     if converged and not jumped and state.e1 <= REACH_TOLERANCE:
@@ -1638,6 +1673,45 @@ def _solve(
         if gain <= 1e-12 * state.e2 + 1e-300:
             break
     return _polish(chain, state, cap, iterations, callback, start)
+
+
+def _escape(chain: _Chain, state: _State) -> _State | None:
+    """A step off a saddle of the reach, or None at a closest pose (see `ESCAPE_CURVATURE`).
+
+    Within the limits the point lies on (their tangents, `_basis`), the reach's Hessian
+    ``J^T J + sum_k r_k d^2 r_k / dp^2`` (its second part `_Chain.curvature`'s with the
+    residual as multipliers, less its angles' part) is tested for negative curvature; along
+    its lowest eigenvector (downhill, if the gradient has a component there) a step of
+    `MAX_STEP`, halved until it lowers the residual (`_advance` stops it at the limits).
+    Only a step that brings the end effector closer is returned, so a closest pose out of
+    reach is never left for a worse one.
+    """
+    on_box, normals = _limits_at(chain, state.p)
+    held_box = [k for k, _ in on_box]
+    held_ellipse = sorted(normals)
+    z = _basis(chain, held_box, held_ellipse, normals)
+    if not z.shape[1]:
+        return None
+    multiplier = np.zeros(len(state.r1))
+    multiplier[:3] = state.r1[:3]
+    j1 = state.j1[:3]
+    hessian = (
+        j1.T @ j1 + chain.curvature(state, multiplier) - chain.curvature(state, 0 * multiplier)
+    )
+    low, vectors = np.linalg.eigh(z.T @ hessian @ z)
+    if low[0] >= -ESCAPE_CURVATURE:
+        return None
+    direction = z @ vectors[:, 0]
+    if (j1.T @ state.r1[:3]) @ direction > 0.0:
+        direction = -direction
+    length = MAX_STEP
+    for _ in range(20):  # (down to MAX_STEP / 2^20: half a microradian)
+        p = _advance(chain, state.p, length * direction, held_box, held_ellipse)
+        trial = chain.evaluate(p, jacobians=True)
+        if trial.e1 < state.e1:
+            return trial
+        length *= 0.5
+    return None
 
 
 def _settled(state: _State) -> tuple[float, NDArray[np.float64] | float]:

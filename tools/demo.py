@@ -91,7 +91,7 @@ def ik_targets() -> np.ndarray:
 
 
 def ik_scene() -> dict[str, np.ndarray]:
-    """A second arm, its elbow bent 0.3 rad, reaching `ik_targets` one after the other with
+    """A second arm, straight at rest, reaching `ik_targets` one after the other with
     ``pose.rq_ik_reach`` (the wrist active, the chain up to the shoulder), each from the pose
     of the previous:
     where the hand went, the distance left, and the shoulder's swings."""
@@ -99,9 +99,8 @@ def ik_scene() -> dict[str, np.ndarray]:
     rig.location = (3.0, 0.0, 0.0)
     bpy.context.view_layer.update()
     give_joints(rig)
-    # The elbow slightly bent, as an arm at rest is posed: a chain stretched exactly straight
-    # in the plane of a nearer target starts at a saddle of the reach (README, Known limits).
-    rig.pose.bones["Elbow"]["rq_swing"] = (0.3, 0.0)
+    # Straight, as rigs rest: its first target lies in front, in the plane where the elbow
+    # hinge cannot bend, a saddle of the reach that the solver leaves (`ik._escape`).
     select_only(rig, "Wrist")
     rig.data.bones.active = rig.data.bones["Wrist"]
     targets = ik_targets() + np.array(rig.location)

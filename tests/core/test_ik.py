@@ -503,6 +503,76 @@ def test_a_target_out_of_reach_stretches_the_chain_towards_it(rng):
     np.testing.assert_allclose(end_effector(joints, result.params), 3.0 * direction, atol=1e-4)
 
 
+@pytest.mark.parametrize("kind", ["rq", "swing_twist"])
+@pytest.mark.parametrize(
+    "target", [(0.0, 1.5, 0.0), (0.0, 0.5, 0.0), (0.0, -0.5, 0.0), (0.0, 1.9, 0.0), (0.2, 1.0, 0.0)]
+)
+def test_a_straight_chain_bends_towards_a_nearer_target_on_its_line(kind, target):
+    """A chain stretched straight starts at a saddle of the reach when the target lies on its
+    line, nearer than its length: every first-order move is across the line, so the
+    Gauss-Newton step is zero (the solve used to stop there, its distance untouched). Off
+    the saddle along the reach's negative curvature (`ik._escape`) the chain bends and
+    reaches; the swing/twist elbow is a hinge (bends about X) that stops at 2.5 rad, so
+    halfway up the arm its closest pose is analytic, and behind the shoulder its ellipse
+    stops it (closer than the straight start all the same)."""
+    if kind == "rq":
+        joints = [Joint("rq", (0.0, 0.0, 0.0)), Joint("rq", (0.0, 0.0, 0.0), offset=offset())]
+    else:
+        joints = [
+            Joint("swing_twist", (0.0, 0.0, 0.0), swing_limit=(1.5, 1.5), twist_limit=(-1, 1)),
+            Joint(
+                "swing_twist",
+                (0.0, 0.0, 0.0),
+                offset=offset(),
+                swing_limit=(2.5, 0.0),
+                twist_limit=(0.0, 0.0),
+            ),
+        ]
+    target = np.array(target)
+    result = solve_chain(joints, TIP, target)
+    assert all(within_limits(j, q) for j, q in zip(joints, result.params, strict=True))
+    start = np.linalg.norm(end_effector(joints, start_of(joints)) - target)
+    if kind == "swing_twist" and target[1] == 0.5:  # folded as far as the hinge goes
+        assert result.distance == pytest.approx(2.0 * math.cos(1.25) - 0.5, abs=1e-9)
+    elif kind == "swing_twist" and target[1] < 0.0:  # behind the shoulder's ellipse
+        # the global closest distance: SciPy's differential evolution over the limits (swing
+        # radius and angle, twist, hinge; seed 1, tol 1e-12, polished) found 0.25457091293,
+        # the shoulder on its circle and the hinge at -2.5 (SLSQP cannot take the hinge's
+        # zero semi-axis: its ellipse constraint divides by it)
+        assert start == pytest.approx(2.5)
+        assert result.distance == pytest.approx(0.25457091293, abs=1e-9)
+    else:
+        assert result.distance < 1e-9
+
+
+def test_an_arm_with_an_out_of_plane_hinge_reaches_from_straight():
+    """The demo's arm at rest, straight: a swing/twist shoulder (ellipse 70 x 110 degrees,
+    twist -40..80), an elbow hinge about X (145 degrees), an RQ wrist, and a target in front
+    in the XY plane, where the elbow cannot bend. Gauss-Newton and then BFGS turn the shoulder
+    and wrist in that plane and crawl (0.18 short after 200 iterations with numpy 2): a
+    saddle too, left once the slow steps pile up."""
+    joints = [
+        Joint(
+            "swing_twist",
+            (0.0, 0.0, 0.0),
+            swing_limit=(math.radians(70), math.radians(110)),
+            twist_limit=(math.radians(-40), math.radians(80)),
+        ),
+        Joint(
+            "swing_twist",
+            (0.0, 0.0, 0.0),
+            offset=offset(1.0),
+            swing_limit=(math.radians(145), 0.0),
+            twist_limit=(0.0, 0.0),
+        ),
+        Joint("rq", (0.0, 0.0, 0.0), offset=offset(0.9)),
+    ]
+    tip = np.array([0.0, 0.25, 0.0])
+    result = solve_chain(joints, tip, (0.9, 1.2, 0.0))
+    assert result.distance < 1e-9
+    assert result.iterations < 50
+
+
 def _slsqp_distance(joints, target):
     """The reach of SciPy's SLSQP with the ellipses as inequalities (numerical Jacobians)."""
     bounds, constraints = [], []
