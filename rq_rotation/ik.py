@@ -142,6 +142,18 @@ ON_BOUNDARY = 1e-9
 #: solve.
 ESCAPE_CURVATURE = 1e-8
 ESCAPES = 4
+#: Slow steps (the BFGS model's) each gaining less than this fraction of the residual are a
+#: crawl worth testing for a saddle (the demo's straight arm crawled at 0.2% a step); a slow
+#: reach that still gains more keeps its course (at 16% a step, an early escape led a
+#: 3-joint reach into a crawl 1.4e-5 short).
+ESCAPE_CRAWL = 1e-2
+#: The first length tried of a step off a saddle found in a crawl (radians, all parameters
+#: together), halved until it gains: enough to leave it, after which the usual steps take
+#: over. A step of `MAX_STEP` there led out-of-reach solves on their limits to closest poses
+#: worse than SLSQP's (a core test); off a zero step (an exact saddle: a straight chain) the
+#: first length is `MAX_STEP` (at 0.05 a straight 10-joint tail toward the middle of its line
+#: then crawled, 1.6e-5 short).
+ESCAPE_STEP = 0.05
 
 #: Below this angle the kernels use the first two terms of their series (whose next terms
 #: are below 1e-20 relative there) instead of the closed forms' 0/0.
@@ -1557,7 +1569,7 @@ def _solve(
         if length < (1e-14 if reaching else STEP_TOLERANCE):
             if not reaching:
                 break
-            escaped = _escape(chain, state) if escapes < ESCAPES else None
+            escaped = _escape(chain, state, MAX_STEP) if escapes < ESCAPES else None
             if escaped is not None:  # a saddle (a straight chain): off it, reaching on
                 escapes, iterations, exact = escapes + 1, iterations + 1, None
                 state, _ = _accept(chain, escaped, callback, iterations, start)
@@ -1623,9 +1635,15 @@ def _solve(
                 mu = max(mu / 4.0, 1e-9) if ratio > 0.5 else mu * (1.0 if ratio > 0.25 else 4.0)
                 # out of reach, along a flat valley of closest poses: on to the angles
                 crawling = crawling + 1 if gain <= 1e-12 * state.e1 else 0
-                # a saddle may also show as a long slow crawl (a straight elbow whose hinge
-                # bends out of the target's plane): looked for after 4, 8, 16, ... slow steps
-                looked = slow and slowly >= 4 and slowly & (slowly - 1) == 0
+                # a saddle may also show as a crawl (a straight elbow whose hinge bends out of
+                # the target's plane): looked for after 4, 8, 16, ... slow steps, when the last
+                # gained under `ESCAPE_CRAWL` of the residual
+                looked = (
+                    slow
+                    and slowly >= 4
+                    and slowly & (slowly - 1) == 0
+                    and gain < ESCAPE_CRAWL * state.e1
+                )
                 if (crawling >= 2 or looked) and escapes < ESCAPES:
                     escaped = _escape(chain, state)
                     if escaped is not None:
@@ -1675,14 +1693,15 @@ def _solve(
     return _polish(chain, state, cap, iterations, callback, start)
 
 
-def _escape(chain: _Chain, state: _State) -> _State | None:
+def _escape(chain: _Chain, state: _State, length: float = ESCAPE_STEP) -> _State | None:
     """A step off a saddle of the reach, or None at a closest pose (see `ESCAPE_CURVATURE`).
 
     Within the limits the point lies on (their tangents, `_basis`), the reach's Hessian
     ``J^T J + sum_k r_k d^2 r_k / dp^2`` (its second part `_Chain.curvature`'s with the
     residual as multipliers, less its angles' part) is tested for negative curvature; along
     its lowest eigenvector (downhill, if the gradient has a component there) a step of
-    `MAX_STEP`, halved until it lowers the residual (`_advance` stops it at the limits).
+    ``length`` (radians), halved until it lowers the residual (`_advance` stops it at the
+    limits).
     Only a step that brings the end effector closer is returned, so a closest pose out of
     reach is never left for a worse one.
     """
@@ -1704,8 +1723,7 @@ def _escape(chain: _Chain, state: _State) -> _State | None:
     direction = z @ vectors[:, 0]
     if (j1.T @ state.r1[:3]) @ direction > 0.0:
         direction = -direction
-    length = MAX_STEP
-    for _ in range(20):  # (down to MAX_STEP / 2^20: half a microradian)
+    for _ in range(20):  # (down to ESCAPE_STEP / 2^20: 5e-8 rad)
         p = _advance(chain, state.p, length * direction, held_box, held_ellipse)
         trial = chain.evaluate(p, jacobians=True)
         if trial.e1 < state.e1:
