@@ -235,3 +235,41 @@ def test_a_chain_length_where_nothing_turns_is_refused_and_the_drag_goes_on(gui,
             f"pb['rq_swing_limit'], pb['rq_twist_limit'] = {limits!r}\n"
             "pb.id_data.update_tag()\n"
         )
+
+
+def test_g_bends_a_straight_chain_toward_its_root(gui, auto_ik):
+    """The Chain straight (every parameter 0: its bones in one line up Z), seen from the front
+    (orthographic), and the mouse moved straight down: the target on the chain's line,
+    nearer than its length. That is a saddle of the reach (every first-order move is across
+    the line), where the solver used to stop without moving: the drag did nothing. The chain
+    bends live and its tail is at the target."""
+    since = len(gui.log_text())
+    straight = {"Spine": [0.0, 0.0, 0.0], "UpperArm": [0.0, 0.0, 0.0], "Forearm": [0.0, 0.0, 0.0]}
+    gui.run(
+        f"values = {straight!r}\n"
+        + SET_VALUES
+        + "import math\nfrom mathutils import Euler, Vector\n"
+        "view = gui_scenes.area('VIEW_3D').spaces.active.region_3d\n"
+        "view.view_perspective = 'ORTHO'\n"
+        "view.view_rotation = Euler((math.pi / 2, 0.0, 0.0)).to_quaternion()\n"
+        "view.view_location = Vector((0.0, 0.0, 1.7))\nview.view_distance = 5.5\n"
+        "gui_scenes.redraw()\n"
+    )
+    boxes = {"rig": gui.run("result = gui_scenes.bones_box('Chain', margin=200)")}
+    before = grab(gui, "autoik-straight-before", boxes)
+    mouse = start_grab(gui)
+    state = gui.run(f"result = {GRABBING}")
+    gui.xdotool("mousemove", str(mouse[0]), str(mouse[1] + 90))
+    state = wait_for_change(gui, GRABBING, state)
+    during = grab(gui, "autoik-straight-during", boxes)
+    drag = gui.run(DRAG)
+    bent = gui.run(f"result = {VALUES}")
+    gui.xdotool("key", "Escape")
+    assert wait_for_change(gui, GRABBING, state) is None
+    assert gui.run(f"result = {VALUES}") == straight
+    x, y, z = drag["target"]
+    assert abs(x) < 1e-4 and abs(y) < 1e-4 and 0.5 < z < 3.3, drag  # on the line, nearer
+    assert drag["distance"] <= 1e-4 * drag["length"], drag
+    assert bent != straight
+    assert changed(during["rig"], before["rig"]) > MOVED, "the straight chain did not move"
+    assert_no_python_error(gui, since)
