@@ -63,18 +63,13 @@ def current_mode(pose_bone: bpy.types.PoseBone) -> str:
     """'RQ', 'SWING_TWIST', or the bone's native ``rotation_mode``.
 
     Derived from the file alone: an add-on mode is a bone in ``'AXIS_ANGLE'`` mode whose
-    angle driver reads that mode's first parameter property (`drivers.angle_reads`,
+    angle driver reads that mode's first parameter property (`drivers.angle_mode`,
     remembered inside a `drivers.lookups` block).
     """
     native = pose_bone.rotation_mode
     if native != drivers.DRIVEN_MODE:
         return native
-    read = drivers.angle_reads(pose_bone)
-    for mode in ADDON_MODES:
-        first_parameter = MODES[mode].parameters[0].path
-        if any(first_parameter in path for path in read):
-            return mode
-    return native
+    return drivers.angle_mode(pose_bone) or native
 
 
 def selected_addon_bones(context: bpy.types.Context) -> list[bpy.types.PoseBone]:

@@ -72,7 +72,7 @@ from typing import Any, Final, cast
 
 import bpy
 
-from ..rq_rotation.modes import RQ, SWING_TWIST
+from ..rq_rotation.modes import ADDON_MODES, MODES, RQ, SWING_TWIST
 
 DRIVEN_MODE: Final = 'AXIS_ANGLE'
 DRIVEN_PROPERTY = "rotation_axis_angle"
@@ -192,9 +192,11 @@ def bone_drivers(pose_bone: bpy.types.PoseBone) -> list[bpy.types.FCurve]:
     return [fcurves[0] for fcurves in (index.get((path, i)) for i in range(4)) if fcurves]
 
 
-def angle_reads(pose_bone: bpy.types.PoseBone) -> tuple[str, ...]:
-    """The data paths the variables of the driver on the bone's angle channel (index 0 of
-    its driven channel) read, in variable order; empty when the channel is not driven.
+def angle_mode(pose_bone: bpy.types.PoseBone) -> str | None:
+    """The add-on mode whose first parameter property a variable of the driver on the bone's
+    angle channel (index 0 of its driven channel) reads, or None (not driven, or by
+    something else). The variables are read in order until one decides (the add-on's own
+    drivers read the first parameter first: one RNA read of a path, not one per variable).
 
     Inside a `lookups` block remembered per bone until `install` or `remove` changes its
     drivers: a rig-wide operator asks for a bone's mode (``bone_modes.current_mode``) several
@@ -202,20 +204,28 @@ def angle_reads(pose_bone: bpy.types.PoseBone) -> tuple[str, ...]:
     reading a driver's variables costs RNA calls each time."""
     obj = cast(bpy.types.Object, pose_bone.id_data)
     if not _INDEXES:
-        return _read_angle(obj, pose_bone)
+        return _read_angle_mode(obj, pose_bone)
     key = (obj.as_pointer(), pose_bone.name)
-    reads = _READS.get(key)
-    if reads is None:
-        reads = _READS[key] = _read_angle(obj, pose_bone)
-    return reads
+    if key not in _ANGLE_MODES:
+        _ANGLE_MODES[key] = _read_angle_mode(obj, pose_bone)
+    return _ANGLE_MODES[key]
 
 
-def _read_angle(obj: bpy.types.Object, pose_bone: bpy.types.PoseBone) -> tuple[str, ...]:
-    """`angle_reads` looked up anew."""
+# Each add-on mode's first parameter property (what `angle_mode` looks for in a path).
+_FIRST_PARAMETERS: Final = tuple((mode, MODES[mode].parameters[0].path) for mode in ADDON_MODES)
+
+
+def _read_angle_mode(obj: bpy.types.Object, pose_bone: bpy.types.PoseBone) -> str | None:
+    """`angle_mode` looked up anew."""
     angle = find(obj, driven_path(pose_bone), 0)
     if angle is None:
-        return ()
-    return tuple(variable.targets[0].data_path for variable in angle.driver.variables)
+        return None
+    for variable in angle.driver.variables:
+        path = variable.targets[0].data_path
+        for mode, first_parameter in _FIRST_PARAMETERS:
+            if first_parameter in path:
+                return mode
+    return None
 
 
 # The open `workbench` blocks, innermost last.
@@ -223,9 +233,9 @@ _WORKBENCHES: list[_Workbench] = []
 # The outermost open `lookups` block's driver indexes (`find`) by object pointer; empty list
 # outside any block.
 _INDEXES: list[dict[int, dict[tuple[str, int], list[bpy.types.FCurve]]]] = []
-# The outermost open `lookups` block's `angle_reads` by (object pointer, bone name); empty
+# The outermost open `lookups` block's `angle_mode` by (object pointer, bone name); empty
 # outside any block.
-_READS: dict[tuple[int, str], tuple[str, ...]] = {}
+_ANGLE_MODES: dict[tuple[int, str], str | None] = {}
 
 
 @contextmanager
@@ -240,7 +250,7 @@ def lookups() -> Iterator[None]:
         yield
     finally:
         _INDEXES.clear()
-        _READS.clear()
+        _ANGLE_MODES.clear()
 
 
 def with_lookups(execute: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
@@ -340,7 +350,7 @@ def install(pose_bone: bpy.types.PoseBone, specs: Sequence[DriverSpec]) -> None:
     bone_path = pose_bone.path_from_id()
     target_drivers = armature_object.animation_data_create().drivers
     index = _driver_index(armature_object)
-    _READS.pop((armature_object.as_pointer(), pose_bone.name), None)
+    _ANGLE_MODES.pop((armature_object.as_pointer(), pose_bone.name), None)
     path = f"{bone_path}.{DRIVEN_PROPERTY}"  # driven_path
     for prototype in _prototypes(entry, tuple(specs), armature_object):
         spec = prototype.spec
@@ -401,7 +411,7 @@ def remove(pose_bone: bpy.types.PoseBone) -> None:
         for fcurve in bone_drivers(pose_bone):
             obj.animation_data.drivers.remove(fcurve)
         return
-    _READS.pop((obj.as_pointer(), pose_bone.name), None)
+    _ANGLE_MODES.pop((obj.as_pointer(), pose_bone.name), None)
     if obj.animation_data is None:
         return
     # Through the index: each driver's path and index are its key (no RNA reads).

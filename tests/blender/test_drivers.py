@@ -638,8 +638,8 @@ def test_driver_lookups_in_a_workbench_match_blenders_find(addon):
 
 
 def test_modes_remembered_in_a_lookups_block_follow_install_and_remove(addon):
-    """Inside a `lookups` block a bone's angle driver's reads are remembered
-    (`drivers.angle_reads`, asked by every `bone_modes.current_mode`) until `install` or
+    """Inside a `lookups` block the mode a bone's angle driver reads is remembered
+    (`drivers.angle_mode`, asked by every `bone_modes.current_mode`) until `install` or
     `remove` changes the bone's drivers: entering a mode, leaving it for axis-angle (the
     driven mode itself) and switching between add-on modes each give the bone's new mode,
     as outside a block."""
@@ -651,7 +651,14 @@ def test_modes_remembered_in_a_lookups_block_follow_install_and_remove(addon):
     bone_modes.enter_mode(b, "RQ", (0.1, 0.2, 0.3))
     with drivers.lookups():
         assert bone_modes.current_mode(a) == 'AXIS_ANGLE'  # remembered: no driver
-        assert drivers.angle_reads(b) is drivers.angle_reads(b)  # remembered, not read anew
+        read = drivers._read_angle_mode
+        calls = []
+        drivers._read_angle_mode = lambda *args: calls.append(args) or read(*args)
+        try:
+            assert [drivers.angle_mode(b), drivers.angle_mode(b)] == ["RQ", "RQ"]
+        finally:
+            drivers._read_angle_mode = read
+        assert len(calls) == 1  # remembered, not read anew
         assert bone_modes.current_mode(b) == "RQ"
         bone_modes.enter_mode(a, "RQ", (0.0, 0.5, 0.0))  # `install` forgets A's
         assert bone_modes.current_mode(a) == "RQ"
