@@ -31,9 +31,13 @@ def rotation_prop(mode: str) -> str:
     return ROTATION_PROPS.get(mode, "rotation_euler")
 
 
-def armature(bone_names: Sequence[str] = ("Bone",), chain: bool = True) -> bpy.types.Object:
+def armature(
+    bone_names: Sequence[str] = ("Bone",), chain: bool = True, straight: bool = False
+) -> bpy.types.Object:
     """An armature of bones along +Y (each parented to the previous when ``chain``), each with
-    a small roll so that bone space differs from armature space; in Pose mode, all selected."""
+    a small roll so that bone space differs from armature space; in Pose mode, all selected.
+    ``straight``: unit bones on the Y axis, without roll, each connected to the previous (a
+    chain stretched straight at rest)."""
     data = bpy.data.armatures.new("Rig")
     obj = bpy.data.objects.new("Rig", data)
     bpy.context.scene.collection.objects.link(obj)
@@ -43,11 +47,15 @@ def armature(bone_names: Sequence[str] = ("Bone",), chain: bool = True) -> bpy.t
     previous = None
     for i, name in enumerate(bone_names):
         bone = data.edit_bones.new(name)
-        bone.head = (0.1 * i, float(i), 0.0)
-        bone.tail = (0.1 * i, float(i) + 1.0, 0.2)
-        bone.roll = 0.3 * (i + 1)
-        if chain and previous is not None:
+        if straight:
+            bone.head, bone.tail = (0.0, float(i), 0.0), (0.0, float(i) + 1.0, 0.0)
+        else:
+            bone.head = (0.1 * i, float(i), 0.0)
+            bone.tail = (0.1 * i, float(i) + 1.0, 0.2)
+            bone.roll = 0.3 * (i + 1)
+        if (chain or straight) and previous is not None:
             bone.parent = previous
+            bone.use_connect = straight
         previous = bone
     bpy.ops.object.mode_set(mode='POSE')
     for pose_bone in obj.pose.bones:

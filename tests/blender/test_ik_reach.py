@@ -126,21 +126,9 @@ def test_a_straight_arm_bends_towards_a_target_on_its_line(addon):
     """Two connected RQ bones along +Y at rest, straight, and a target on their line nearer
     than their length: a saddle of the reach (every first-order move is across the line),
     where the solve used to stop without moving; the arm now bends and reaches."""
-    data = bpy.data.armatures.new("Straight")
-    obj = bpy.data.objects.new("Straight", data)
-    bpy.context.scene.collection.objects.link(obj)
-    bpy.context.view_layer.objects.active = obj
-    obj.select_set(True)
-    bpy.ops.object.mode_set(mode='EDIT')
-    upper = data.edit_bones.new("Upper")
-    upper.head, upper.tail = (0.0, 0.0, 0.0), (0.0, 1.0, 0.0)
-    lower = data.edit_bones.new("Lower")
-    lower.head, lower.tail = (0.0, 1.0, 0.0), (0.0, 2.0, 0.0)
-    lower.parent, lower.use_connect = upper, True
-    bpy.ops.object.mode_set(mode='POSE')
+    obj = rigs.armature(("Upper", "Lower"), straight=True)
     bone_modes = addon_module("rq_blender.bone_modes")
     for name in ("Upper", "Lower"):
-        rigs.select(obj.pose.bones[name], True)
         bone_modes.enter_mode(obj.pose.bones[name], "RQ", (0.0, 0.0, 0.0))
     obj.data.bones.active = obj.data.bones["Lower"]
     target = (0.0, 1.5, 0.0)

@@ -375,17 +375,23 @@ def joint_angles_vec(start, swings):
 # -- limits, reach, dragging ----------------------------------------------------------------
 
 
+def hinge(bend=0.0, length=1.0, limit=2.5):
+    """An elbow: a swing/twist joint bent ``bend`` about X, at the tail of a parent bone of
+    ``length``, with a zero semi-axis (it bends about X only, up to ``limit``) and no twist."""
+    return Joint(
+        "swing_twist",
+        (bend, 0.0, 0.0),
+        offset=offset(length),
+        swing_limit=(limit, 0.0),
+        twist_limit=(0.0, 0.0),
+    )
+
+
 def mixed_chain(rng):
     """Shoulder (swing/twist), elbow (a hinge: zero semi-axis), wrist (RQ), a hand (Euler)."""
     return [
         Joint("swing_twist", (0.2, -0.1, 0.1), swing_limit=(0.7, 1.1), twist_limit=(-0.4, 0.8)),
-        Joint(
-            "swing_twist",
-            (0.3, 0.0, 0.0),
-            offset=offset(),
-            swing_limit=(1.5, 0.0),
-            twist_limit=(0.0, 0.0),
-        ),
+        hinge(0.3, limit=1.5),
         Joint("rq", rng.normal(0, 0.3, 3), offset=offset(0.8)),
         Joint(
             "euler",
@@ -520,13 +526,7 @@ def test_a_straight_chain_bends_towards_a_nearer_target_on_its_line(kind, target
     else:
         joints = [
             Joint("swing_twist", (0.0, 0.0, 0.0), swing_limit=(1.5, 1.5), twist_limit=(-1, 1)),
-            Joint(
-                "swing_twist",
-                (0.0, 0.0, 0.0),
-                offset=offset(),
-                swing_limit=(2.5, 0.0),
-                twist_limit=(0.0, 0.0),
-            ),
+            hinge(),
         ]
     target = np.array(target)
     result = solve_chain(joints, TIP, target)
@@ -577,13 +577,7 @@ def test_an_arm_with_an_out_of_plane_hinge_reaches_from_straight():
             swing_limit=(math.radians(70), math.radians(110)),
             twist_limit=(math.radians(-40), math.radians(80)),
         ),
-        Joint(
-            "swing_twist",
-            (0.0, 0.0, 0.0),
-            offset=offset(1.0),
-            swing_limit=(math.radians(145), 0.0),
-            twist_limit=(0.0, 0.0),
-        ),
+        hinge(limit=math.radians(145)),
         Joint("rq", (0.0, 0.0, 0.0), offset=offset(0.9)),
     ]
     tip = np.array([0.0, 0.25, 0.0])
