@@ -647,15 +647,8 @@ class _Chain:
     def start(self, p: NDArray[np.float64]) -> _State:
         """Make ``p`` (n, 3) the pose the angles are measured from; measure the chain's length
         (``scale``, the unit of the reach's residual). Returns the state at ``p``."""
-        self.q0_inv = None  # evaluate takes the rotations at p as the start's
-        self.scale = 1.0
-        state = self.evaluate(p, jacobians=True)
-        self.scale = _chain_length(state)
-        if self.scale > 0.0:
-            state.r1[:3] /= self.scale
-            state.j1[:3] /= self.scale
-            state.e1 = float(np.sqrt(state.r1 @ state.r1))
-        return state
+        self.q0_inv = None  # evaluate takes the rotations at p as the start's, measures there
+        return self.evaluate(p, jacobians=True)
 
     # -- limits ---------------------------------------------------------------------------
 
@@ -666,19 +659,24 @@ class _Chain:
         limits are tested one by one, as everywhere on the flat list of parameters: a
         vectorized prefilter of the ellipses cost more than ten scalar tests.
         """
-        flat = p.ravel().tolist()
+        return np.array(self.project_flat(p.ravel().tolist())).reshape(self.n, 3)
+
+    def project_flat(self, flat: list[float]) -> list[float]:
+        """`project` on the parameters as a flat list (3n), in place; returns it."""
         for k, lo, hi in self.clip:
             flat[k] = min(max(flat[k], lo), hi)
         for i, a, b in self.ellipses:  # (a swing with an ellipse has no box)
             flat[3 * i], flat[3 * i + 1] = _project_ellipse(flat[3 * i], flat[3 * i + 1], a, b)
-        return np.array(flat).reshape(self.n, 3)
+        return flat
 
     # -- kinematics -----------------------------------------------------------------------
 
     def evaluate(self, p: NDArray[np.float64], jacobians: bool) -> _State:
         """Residuals (and with ``jacobians`` their Jacobians) at ``p`` (n, 3).
 
-        In Python floats (see `_factor`), the arrays built once at the end.
+        The first evaluation (a new chain, or after `start`) makes ``p`` the start: its
+        rotations the ones the angles are measured from, its chain length ``scale``. In Python
+        floats (see `_factor`), the arrays built once at the end.
         """
         n, scale = self.n, self.scale
         rows = p.tolist()
@@ -713,11 +711,13 @@ class _Chain:
                 linear = _matmul(before, linear)
             pivots.append((tx, ty, tz))
             glin.append(_matmul(linear, _quat_matrix(q)))
-        if first:
-            self.q0_inv = q0_inv
         frame, (tx, ty, tz) = glin[-1], pivots[-1]
         ex, ey, ez = _apply(frame, *self.tip)
         ex, ey, ez = ex + tx, ey + ty, ez + tz
+        if first:
+            self.q0_inv = q0_inv
+            self.scale = _path_length([*pivots, (ex, ey, ez)])
+            scale = self.scale or 1.0  # (a chain of zero length: `solve_chain` refuses it)
         gx, gy, gz = self.target
         rx, ry, rz = (ex - gx) / scale, (ey - gy) / scale, (ez - gz) / scale
         r1 = np.array((rx, ry, rz))
@@ -1033,15 +1033,13 @@ def _advance(
     them. A limit the step would cross from inside stops it there, so the next step finds
     that limit on its boundary and holds it (an active-set method).
     """
-    flat = p.ravel()
-    moved = flat + step
     alpha = 1.0
-    at, moves = flat.tolist(), step.tolist()
+    at, moves = p.ravel().tolist(), step.tolist()  # (Python floats: a chain's few parameters)
     for k, lo, hi in chain.box:
         d = moves[k]
         if d and k not in held_box:
             alpha = min(alpha, ((hi if d > 0.0 else lo) - at[k]) / d)  # inf: unbounded
-    ends = moved.tolist()
+    ends = [x + d for x, d in zip(at, moves, strict=True)]
     for i, a, b in chain.ellipses:
         # the step's end inside (with a margin for rounding: the exact test is below), or held
         if (ends[3 * i] / a) ** 2 + (ends[3 * i + 1] / b) ** 2 < 1.0 - 1e-12 or i in held_ellipse:
@@ -1054,7 +1052,10 @@ def _advance(
         qb = x * dx + z * dz
         qc = x * x + z * z - 1.0  # <= 0 inside
         alpha = min(alpha, (-qb + math.sqrt(max(qb * qb - qa * qc, 0.0))) / qa)
-    return chain.project((moved if alpha == 1.0 else flat + max(alpha, 0.0) * step).reshape(-1, 3))
+    if alpha != 1.0:
+        alpha = max(alpha, 0.0)
+        ends = [x + alpha * d for x, d in zip(at, moves, strict=True)]
+    return np.array(chain.project_flat(ends)).reshape(-1, 3)
 
 
 def _svd_parts(
@@ -1211,9 +1212,13 @@ def chain_end(
 
 
 def _chain_length(state: _State) -> float:
-    """Sum of the distances between consecutive pivots and from the last to the end effector
-    (in Python floats: a chain has a handful of points)."""
-    points = [*state.pivots, state.end.tolist()]
+    """Sum of the distances between consecutive pivots and from the last to the end effector."""
+    return _path_length([*state.pivots, state.end.tolist()])
+
+
+def _path_length(points: Sequence[Sequence[float]]) -> float:
+    """Sum of the distances between consecutive points (in Python floats: a chain has a
+    handful of points)."""
     return math.fsum(math.dist(a, b) for a, b in zip(points, points[1:], strict=False))
 
 
@@ -1237,7 +1242,11 @@ def _beyond_first_shell(chain: _Chain, p: NDArray[np.float64]) -> bool:
     """Whether a free RQ joint's vector in ``p`` (n, 3) is longer than pi (`reparameterize`
     would move it), tested in Python on the chain's few joints."""
     rows = p.tolist()
-    return any(sum(x * x for x in rows[i]) > math.pi**2 for i in chain.free_rq_joints)
+    for i in chain.free_rq_joints:  # (a loop: generators cost more on a few joints)
+        x, y, z = rows[i]
+        if x * x + y * y + z * z > math.pi**2:
+            return True
+    return False
 
 
 def _accept(
