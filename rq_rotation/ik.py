@@ -1802,27 +1802,18 @@ def _restore(
 
 
 def _active(chain: _Chain, p: NDArray[np.float64]) -> tuple[tuple[str, ...], ...]:
-    """Per joint, the names of the limits ``p`` lies on (see `IKResult.active`)."""
-    out = []
-    ellipses = {i: (a, b) for i, a, b in chain.ellipses}
-    fixed, lower, upper, rows = (x.tolist() for x in (chain.fixed, chain.lower, chain.upper, p))
-    flat = p.ravel().tolist()
-    for i in range(chain.n):
-        names = []
-        if i in ellipses:
-            if _ellipse_normal(flat, i, *ellipses[i]) is not None:
-                names.append("swing")
-        elif any(
-            not fixed[3 * i + k]
-            and math.isfinite(upper[i][k])
-            and abs(abs(rows[i][k]) - upper[i][k]) <= ON_BOUNDARY
-            for k in (0, 1)
-        ):
-            names.append("swing")
-        if not fixed[3 * i + 2] and math.isfinite(lower[i][2]):
-            if rows[i][2] <= lower[i][2] + ON_BOUNDARY:
-                names.append("twist_min")
-            elif rows[i][2] >= upper[i][2] - ON_BOUNDARY:
-                names.append("twist_max")
-        out.append(tuple(names))
-    return tuple(out)
+    """Per joint, the names of the limits ``p`` lies on (see `IKResult.active`), from
+    `_limits_at`: its ellipse or a hinge's end ("swing"), its twist range's ends (the lower
+    one named if both are within `ON_BOUNDARY`)."""
+    on_box, normals = _limits_at(chain, p)
+    swing = set(normals)
+    twist: dict[int, str] = {}
+    for k, side in on_box:  # (the lower ends first)
+        joint, axis = divmod(k, 3)
+        if axis < 2:
+            swing.add(joint)
+        elif joint not in twist:
+            twist[joint] = "twist_min" if side < 0 else "twist_max"
+    return tuple(
+        ("swing",) * (i in swing) + ((twist[i],) if i in twist else ()) for i in range(chain.n)
+    )
