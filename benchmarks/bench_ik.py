@@ -155,7 +155,7 @@ def problems(kind: str, name: str, count: int, seed: int = 7):
     if kind == "drag":
         start = np.stack([j.params for j in joints])
         base = _end(joints, start)
-        length = ik_module._chain_length(_chain(joints, base).evaluate(start, False))
+        length = _chain(joints, base).scale  # (measured at the start pose)
         radius = 0.15 * length
         step = 0.01 * length
         angles = np.arange(count) * step / radius

@@ -545,7 +545,7 @@ class _Layout:
             if free and (math.isfinite(lo) or math.isfinite(hi))
         ]
         self.free_basis = self.identity[:, self.free]  # (3n, free): the step's basis, none held
-        # (flat index, lower, upper) of every parameter with a finite bound: `_Chain.project`'s
+        # (flat index, lower, upper) of every parameter with a finite bound: `_Chain.project_flat`'s
         # clipping in Python floats
         self.clip = [
             (k, lo, hi)
@@ -641,8 +641,8 @@ class _Chain:
         self.target: _Vec = tuple(target.tolist())
         self.target_rotation = target_rotation
         self.orientation_weight = orientation_weight
-        self.scale = 1.0
-        self.q0_inv: list[_Quat] | None = None  # the start's inverses, see start()
+        self.scale = 1.0  # (the chain's length: set by the first `evaluate`)
+        self.q0_inv: list[_Quat] | None = None  # the start's inverses, set by the first `evaluate`
 
     def start(self, p: NDArray[np.float64]) -> _State:
         """Make ``p`` (n, 3) the pose the angles are measured from; measure the chain's length
@@ -973,7 +973,8 @@ def _limits_at(
     chain: _Chain, p: NDArray[np.float64]
 ) -> tuple[list[tuple[int, float]], dict[int, tuple[float, float]]]:
     """The limits ``p`` (n, 3) lies on: ``(index, direction)`` of each box bound (a step
-    along ``direction`` crosses it) and each ellipse's outward normal by joint."""
+    along ``direction`` crosses it; the lower bounds first) and each ellipse's outward
+    normal by joint."""
     flat = p.ravel().tolist()
     on_box = [(k, -1.0) for k, lo, _ in chain.box if flat[k] <= lo + ON_BOUNDARY]
     on_box += [(k, 1.0) for k, _, hi in chain.box if flat[k] >= hi - ON_BOUNDARY]
@@ -1208,12 +1209,7 @@ def chain_end(
     if p.shape != (len(joints), 3):
         raise ValueError(f"params must have shape ({len(joints)}, 3), got {p.shape}")
     state = chain.evaluate(p, jacobians=False)
-    return state.end, _chain_length(state)
-
-
-def _chain_length(state: _State) -> float:
-    """Sum of the distances between consecutive pivots and from the last to the end effector."""
-    return _path_length([*state.pivots, state.end.tolist()])
+    return state.end, chain.scale
 
 
 def _path_length(points: Sequence[Sequence[float]]) -> float:

@@ -949,3 +949,25 @@ def test_a_drag_ends_on_a_step_evaluated_without_the_jacobians(monkeypatch, rng)
         twice += len(set(points)) < len(points)
     assert bare_last >= 70, bare_last  # 79 of 100 with the fixture's seed
     assert twice <= 10, twice
+
+
+def test_active_names_the_limits_a_pose_lies_on():
+    """`IKResult.active`'s names: an ellipse or a hinge's end is "swing", the twist range's
+    ends "twist_min" / "twist_max" (the lower one where a range is narrower than the
+    boundary's tolerance and both hold)."""
+    tip = np.array([0.0, 1.0, 0.0])
+
+    def active(joint, params):
+        chain = ik_module._Chain([joint], tip, np.zeros(3), None, 1.0)
+        return ik_module._active(chain, np.array([params], dtype=float))[0]
+
+    shoulder = Joint("swing_twist", (0, 0, 0), swing_limit=(0.5, 0.7), twist_limit=(-0.3, 0.4))
+    assert active(shoulder, (0.0, 0.0, -0.3)) == ("twist_min",)
+    assert active(shoulder, (0.0, 0.0, 0.4)) == ("twist_max",)
+    assert active(shoulder, (0.5, 0.0, 0.4)) == ("swing", "twist_max")
+    assert active(shoulder, (0.2, 0.3, 0.0)) == ()
+    narrow = Joint("swing_twist", (0, 0, 0), twist_limit=(0.1, 0.1 + 1e-10))
+    assert active(narrow, (0.0, 0.0, 0.1 + 5e-11)) == ("twist_min",)
+    elbow = hinge(limit=2.5)
+    assert active(elbow, (-2.5, 0.0, 0.0)) == ("swing",)
+    assert active(elbow, (1.0, 0.0, 0.0)) == ()
