@@ -777,10 +777,12 @@ class _Chain:
         state.j2 = j2.reshape(3 * n, 3 * n)
         return state
 
-    def curvature(self, state: _State, multiplier: NDArray[np.float64]) -> NDArray[np.float64]:
+    def curvature(
+        self, state: _State, multiplier: NDArray[np.float64], angles: bool = True
+    ) -> NDArray[np.float64]:
         """The Lagrangian's Hessian (3n, 3n) in closed form: the angles' ``|delta|^2 / 2`` plus
         ``sum_k multiplier_k d^2 r1_k / dp^2`` of the position rows (the orientation rows' are
-        left to the secant update).
+        left to the secant update); without ``angles``, the second part alone.
 
         With ``G_i`` the world linear part of joint ``i``'s rotated frame and ``w_a`` parameter
         ``a``'s body angular velocity (``R_i^T dR_i/dp_a = [w_a]x``), a parameter ``b`` of a
@@ -823,10 +825,11 @@ class _Chain:
                 )
             (a0, a1, a2), (b0, b1, b2), (d0, d1, d2) = w
             spread += (a0, b0, d0, a1, b1, d1, a2, b2, d2)
-        blocks = np.zeros(9 * n * n)
-        blocks[self.block_index] = spread
         upper = np.array(turned).reshape(3 * n, 3) @ state.j1[:3]
-        upper += state.j2.T @ blocks.reshape(3 * n, 3 * n)
+        if angles:
+            blocks = np.zeros(9 * n * n)
+            blocks[self.block_index] = spread
+            upper += state.j2.T @ blocks.reshape(3 * n, 3 * n)
         upper = upper.ravel()  # kept where the order is exact (halved within a factor)
         upper *= self.curvature_weights
         if self.within_factors:  # S_ab . (delta + x x m / scale) within a factor, halved
@@ -835,7 +838,8 @@ class _Chain:
             values: list[float] = []
             for i in self.within_factors:
                 _, (x0, x1, x2), _, (dx, dy, dz), _ = state.local[i]
-                dx, dy, dz = 0.5 * dx, 0.5 * dy, 0.5 * dz  # (S . q is linear in q)
+                half_angle = 0.5 if angles else 0.0  # (S . q is linear in q)
+                dx, dy, dz = half_angle * dx, half_angle * dy, half_angle * dz
                 m0, m1, m2 = moments[i]
                 q0 = dx + half * (x1 * m2 - x2 * m1)
                 q1 = dy + half * (x2 * m0 - x0 * m2)
@@ -1703,7 +1707,7 @@ def _escape(chain: _Chain, state: _State, length: float = ESCAPE_STEP) -> _State
 
     Within the limits the point lies on (their tangents, `_basis`), the reach's Hessian
     ``J^T J + sum_k r_k d^2 r_k / dp^2`` (its second part `_Chain.curvature`'s with the
-    residual as multipliers, less its angles' part) is tested for negative curvature; along
+    residual as multipliers, without its angles' part) is tested for negative curvature; along
     its lowest eigenvector (downhill, if the gradient has a component there) a step of
     ``length`` (radians), halved until it lowers the residual (`_advance` stops it at the
     limits).
@@ -1719,9 +1723,7 @@ def _escape(chain: _Chain, state: _State, length: float = ESCAPE_STEP) -> _State
     multiplier = np.zeros(len(state.r1))
     multiplier[:3] = state.r1[:3]
     j1 = state.j1[:3]
-    hessian = (
-        j1.T @ j1 + chain.curvature(state, multiplier) - chain.curvature(state, 0 * multiplier)
-    )
+    hessian = j1.T @ j1 + chain.curvature(state, multiplier, angles=False)
     low, vectors = np.linalg.eigh(z.T @ hessian @ z)
     if low[0] >= -ESCAPE_CURVATURE:
         return None

@@ -180,10 +180,11 @@ def test_factor_curvature_matches_differences_of_the_angular_velocities(rng, ang
 
 def test_curvature_is_the_lagrangians_hessian(rng):
     """`_Chain.curvature`: the angles' Hessian plus the multipliers times the end effector's
-    second derivatives, exact (against central differences of the Lagrangian's analytic
-    gradient ``J2^T delta + J1^T lambda``) within and between joints of every kind: a swing
-    and its twist, Euler angles, RQ vectors (one below the series' bound), away from the
-    start pose (the angles' own curvature grows with them)."""
+    second derivatives (or those alone, ``angles=False``), exact (against central
+    differences of the Lagrangian's analytic gradient ``J2^T delta + J1^T lambda``) within
+    and between joints of every kind: a swing and its twist, Euler angles, RQ vectors (one
+    below the series' bound), away from the start pose (the angles' own curvature grows with
+    them)."""
     joints = [
         Joint("swing_twist", (0.3, -0.2, 0.4)),
         Joint("euler", (0.2, 0.7, -0.4), offset=offset(0.7), euler_order="ZXY"),
@@ -194,19 +195,21 @@ def test_curvature_is_the_lagrangians_hessian(rng):
     p = start_of(joints)
     chain.start(p + rng.normal(0.0, 0.4, p.shape))
     multiplier = rng.normal(size=3)
-    got = chain.curvature(chain.evaluate(p, jacobians=True), multiplier)
 
-    def gradient(x):
+    def gradient(x, angles=True):
         state = chain.evaluate(x, jacobians=True)
-        return state.j2.T @ state.delta.ravel() + state.j1.T @ multiplier
+        reach = state.j1.T @ multiplier
+        return state.j2.T @ state.delta.ravel() + reach if angles else reach
 
     h = 1e-6
-    expected = np.empty((12, 12))
-    for k in range(12):
-        dp = np.zeros(12)
-        dp[k] = h
-        expected[k] = (gradient(p + dp.reshape(4, 3)) - gradient(p - dp.reshape(4, 3))) / (2 * h)
-    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-8)
+    for angles in (True, False):  # (without the angles: the reach's part, `_escape`'s)
+        expected = np.empty((12, 12))
+        for k in range(12):
+            dp = np.zeros(12).reshape(4, 3)
+            dp.flat[k] = h
+            expected[k] = (gradient(p + dp, angles) - gradient(p - dp, angles)) / (2 * h)
+        got = chain.curvature(chain.evaluate(p, jacobians=True), multiplier, angles=angles)
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-8)
     # at the start pose (delta = 0) the multipliers vanish and the Hessian is Gauss-Newton's,
     # which `_lagrangian` takes without computing it
     state = chain.evaluate(chain.project(p), jacobians=True)
