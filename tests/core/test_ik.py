@@ -823,6 +823,29 @@ def test_small_positive_solves_in_python_match_numpy(monkeypatch, rng):
         np.testing.assert_allclose(x, expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max())
 
 
+def test_far_steps_are_levenberg_marquardt_steps_of_the_svd(rng):
+    """`_levenberg_marquardt` (the Gram matrix's solve, no SVD) gives ``-V S (S^2 + damping)^-1
+    U^T r1`` from the SVD, bounded to `MAX_STEP`: on the position rows (3) and with an
+    orientation target (12), on reach Jacobians of full rank, of rank 2 (a straight chain)
+    and with fewer columns than rows, at dampings of at least ``CURVED_NEAR^2`` (as far
+    targets'), some steps bounded."""
+    bounded = 0
+    for rows, columns, rank in ((3, 7, 3), (3, 9, 2), (3, 2, 2), (12, 9, 9), (12, 30, 8)):
+        for _ in range(10):
+            a1 = rng.normal(size=(rows, rank)) @ rng.normal(size=(rank, columns))
+            r1 = rng.normal(size=rows) * rng.uniform(0.2, 2.0)
+            damping = max(ik_module.CURVED_NEAR, rng.uniform(0.0, 1.0) * np.linalg.norm(r1)) ** 2
+            u, s, vt = np.linalg.svd(a1, full_matrices=False)
+            expected = -vt.T @ (s / (s * s + damping) * (u.T @ r1))
+            length = np.linalg.norm(expected)
+            if length > ik_module.MAX_STEP:
+                expected *= ik_module.MAX_STEP / length
+                bounded += 1
+            got = ik_module._levenberg_marquardt(a1, r1, damping)
+            np.testing.assert_allclose(got, expected, rtol=1e-11, atol=1e-13)
+    assert 5 <= bounded <= 45
+
+
 def test_inverse_matches_numpy(rng):
     """`_inverse` (the adjugate in Python floats) against ``np.linalg.inv`` on rotations times
     scales and on general matrices."""
