@@ -47,6 +47,7 @@ from ..rq_rotation.keyframes.reduce import (
     evaluate_between_keys,
     rotation_errors,
     seed_keys,
+    unchanged_keys,
 )
 from ..rq_rotation.keyframes.refine import refine_grids
 from ..rq_rotation.modes import (
@@ -470,14 +471,15 @@ def _write_reduced(reductions: Sequence[_Reduction], tolerance: float) -> None:
     Greedy refinement checked against Blender's own handles, all tracks at once: start from
     the keys `reduce.seed_keys` predicts from the values' fourth differences, write, read
     back the handles Blender computed, evaluate the curves at every frame whose segment
-    changed (`reduce.changed_segments`; one numpy pass for all tracks,
+    changed (a new key, or handles with new bits: `reduce.unchanged_keys`,
+    `reduce.changed_segments`; one numpy pass for all tracks,
     `reduce.evaluate_between_keys`), measure the rotation errors there
     (`reduce.rotation_errors`: exactly only where the channels allow one over the
     tolerance), and add keys in every gap between kept keys that exceeds the tolerance
     (`reduce.add_worst_frames`: its worst frame, and more where the error predicts the gap
     needs them), until none does (at worst every frame is kept). The
-    tracks' frames, values, rotations, kept frames, key points and errors live in arrays laid
-    end to end, made once; a pass works on the rows of the tracks still changing. Only the
+    tracks' frames, values, rotations, kept frames and errors live in arrays laid end to
+    end, made once; a pass works on the rows of the tracks still changing. Only the
     writing and reading back loop over the tracks. (Blender's handles are read, not computed
     here: its default auto smoothing, continuous acceleration, solves a linear system along
     each curve.)
@@ -503,9 +505,9 @@ def _write_reduced(reductions: Sequence[_Reduction], tolerance: float) -> None:
     track_of = np.repeat(np.arange(len(active)), sizes)
     times = np.concatenate([item.track.times for item in active])
     quats = np.concatenate([item.track.source_quats for item in active])
-    # The key points at each frame kept so far (n, 6, channels), NaN at the others, and
-    # the error at each frame (n,), as of the last pass (`reduce.changed_segments`).
-    points = np.full((len(kept), 6, len(active[0].fcurves)), np.nan, dtype=np.float32)
+    # The last pass's keyed frames and their handles (`reduce.unchanged_keys`), and the
+    # error at each frame (n,) as of the last pass.
+    previous = None
     error = np.zeros(len(kept))
     live = np.ones(len(active), dtype=bool)
     while live.any():
@@ -521,10 +523,9 @@ def _write_reduced(reductions: Sequence[_Reduction], tolerance: float) -> None:
         keys = np.empty_like(left)
         keys[:, 0] = times[keyed, None]
         keys[:, 1] = values[keyed]
-        now = np.concatenate([keys, left, right], axis=1)
-        # Only segments whose keys or handles changed are evaluated again.
-        todo = changed_segments(mine, now, points[keyed])
-        points[keyed] = now
+        # Only segments with a new key or new handles are evaluated again.
+        todo = changed_segments(mine, unchanged_keys(keyed, left, right, previous))
+        previous = keyed, left, right
         errors = error[rows]
         errors[mine] = 0.0
         checked = np.arange(len(kept))[rows][todo]

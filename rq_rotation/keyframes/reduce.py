@@ -179,7 +179,55 @@ def rotation_errors(
     return error
 
 
-def changed_segments(kept: np.ndarray, points: np.ndarray, previous: np.ndarray) -> np.ndarray:
+def unchanged_keys(
+    keyed: np.ndarray,
+    handle_left: np.ndarray,
+    handle_right: np.ndarray,
+    previous: tuple[np.ndarray, np.ndarray, np.ndarray] | None,
+) -> np.ndarray:
+    """Which keys were keys of the previous pass with the same handles, bit for bit.
+
+    A key's frame and value never change between passes (it keys the track's value at a
+    kept frame): only its handles, which Blender computes from its neighbours, do. The
+    handles are compared as bits (each key's 2c float32 as c 64-bit words): the same bits
+    evaluate to the same values, and a change of bits counts even where ``==`` would not see
+    one (-0.0 and 0.0).
+
+    Parameters
+    ----------
+    keyed : ndarray of int, shape (K,)
+        The keyed frames (rows of tracks laid end to end), increasing.
+    handle_left, handle_right : ndarray, shape (K, 2, c), float32
+        Their keys' handle points.
+    previous : (keyed, handle_left, handle_right) of the previous pass, or None (the first)
+
+    Returns
+    -------
+    ndarray of bool, shape (K,)
+        False at new keys and at keys whose handles changed.
+    """
+    same = np.zeros(len(keyed), dtype=bool)
+    if previous is None or not len(previous[0]) or not len(keyed):
+        return same
+    old_keyed, old_left, old_right = previous
+    at = np.minimum(np.searchsorted(old_keyed, keyed), len(old_keyed) - 1)
+    was = np.flatnonzero(np.take(old_keyed, at) == keyed)
+    at = np.take(at, was)
+
+    def words(points: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        flat = np.ascontiguousarray(points, dtype=np.float32).reshape(len(points), -1)
+        return np.take(flat.view(np.uint64), rows, axis=0)  # (np.take: a third of [rows])
+
+    changed = words(handle_left, was) ^ words(old_left, at)
+    changed |= words(handle_right, was) ^ words(old_right, at)
+    differ = changed[:, 0].copy()
+    for column in changed.T[1:]:  # (columns: a reduction along rows of c words is slower)
+        differ |= column
+    same[was] = differ == 0
+    return same
+
+
+def changed_segments(kept: np.ndarray, same: np.ndarray) -> np.ndarray:
     """Which frames between keys lie on a segment whose Bezier points changed since the
     previous keys (their values must be evaluated again; the others are as they were).
 
@@ -187,10 +235,9 @@ def changed_segments(kept: np.ndarray, points: np.ndarray, previous: np.ndarray)
     ----------
     kept : ndarray of bool, shape (n,)
         The keyed frames of tracks laid end to end (each track's first and last keyed).
-    points, previous : ndarray, shape (K, 6, c)
-        At each of the K keyed frames, in order, its key's ``(frame, value)``, left and right
-        handle points of its c curves, now and before; NaN where the frame was not keyed
-        before (so a new key always counts as changed).
+    same : ndarray of bool, shape (K,)
+        At each of the K keyed frames, in order, whether its key is as before
+        (`unchanged_keys`): a segment changed where either of its keys did not stay.
 
     Returns
     -------
@@ -198,7 +245,6 @@ def changed_segments(kept: np.ndarray, points: np.ndarray, previous: np.ndarray)
         False at keyed frames.
     """
     kept = np.asarray(kept, dtype=bool)
-    same = (points == previous).all(axis=(1, 2))
     out = np.zeros(len(kept), dtype=bool)
     between = ~kept
     left = (np.cumsum(kept) - 1)[between]

@@ -16,6 +16,7 @@ from rq_rotation.keyframes.reduce import (
     evaluate_between_keys,
     rotation_errors,
     seed_keys,
+    unchanged_keys,
 )
 from rq_rotation.keyframes.refine import refine_grid, refine_grids
 from rq_rotation.modes import values_to_quat
@@ -301,15 +302,46 @@ def test_seed_keys_space_keys_by_the_fourth_difference_per_track():
 
 
 def test_changed_segments_marks_frames_next_to_changed_or_new_keys():
-    kept = np.array([1, 0, 1, 0, 0, 1], dtype=bool)
-    points = np.ones((3, 6, 1), dtype=np.float32)  # at the kept frames 0, 2, 5
-    previous = points.copy()
-    assert not changed_segments(kept, points, previous).any()
-    points[1, 3] = 2.0  # a handle of the middle key moved: both of its segments
-    np.testing.assert_array_equal(changed_segments(kept, points, previous), [0, 1, 0, 1, 1, 0])
-    previous[2] = np.nan  # the last key is new: its segment
-    points[1, 3] = 1.0
-    np.testing.assert_array_equal(changed_segments(kept, points, previous), [0, 0, 0, 1, 1, 0])
+    kept = np.array([1, 0, 1, 0, 0, 1], dtype=bool)  # keys at frames 0, 2, 5
+    assert not changed_segments(kept, np.ones(3, dtype=bool)).any()
+    # the middle key changed: both of its segments
+    np.testing.assert_array_equal(
+        changed_segments(kept, np.array([1, 0, 1], dtype=bool)), [0, 1, 0, 1, 1, 0]
+    )
+    # the last key is new: its segment
+    np.testing.assert_array_equal(
+        changed_segments(kept, np.array([1, 1, 0], dtype=bool)), [0, 0, 0, 1, 1, 0]
+    )
+
+
+def test_unchanged_keys_are_old_keys_with_the_same_handle_bits():
+    """Keys of the previous pass (found among new ones, in two tracks' rows) whose handles
+    have the same bits, for c = 3 and 4 channels: a handle moved by one ulp, a -0.0 for 0.0
+    and a new key count as changed; a NaN handle the same as before stays."""
+    rng = np.random.default_rng(5)
+    for c in (3, 4):
+        old_keyed = np.array([0, 4, 9, 10, 15, 19])
+        old_left = rng.normal(size=(6, 2, c)).astype(np.float32)
+        old_right = rng.normal(size=(6, 2, c)).astype(np.float32)
+        old_left[3, 1, 0] = 0.0
+        old_right[5, 0, c - 1] = np.nan
+        keyed = np.array([0, 2, 4, 9, 10, 13, 15, 19])  # new keys at 2 and 13
+        old_at = [0, None, 1, 2, 3, None, 4, 5]
+        left = rng.normal(size=(8, 2, c)).astype(np.float32)
+        right = rng.normal(size=(8, 2, c)).astype(np.float32)
+        for row, at in enumerate(old_at):
+            if at is not None:
+                left[row], right[row] = old_left[at], old_right[at]
+        assert unchanged_keys(keyed, left, right, None).tolist() == [False] * 8
+        expected = [at is not None for at in old_at]
+        got = unchanged_keys(keyed, left, right, (old_keyed, old_left, old_right))
+        assert got.tolist() == expected  # (the NaN at row 7 has the same bits)
+        left[3, 0, 1] = np.nextafter(left[3, 0, 1], np.float32(np.inf))
+        right[6, 1, c - 1] = -right[6, 1, c - 1] if right[6, 1, c - 1] else 1.0
+        left[4, 1, 0] = -0.0
+        expected[3] = expected[6] = expected[4] = False
+        got = unchanged_keys(keyed, left, right, (old_keyed, old_left, old_right))
+        assert got.tolist() == expected
 
 
 @pytest.mark.parametrize("shared", [True, False])
