@@ -522,7 +522,7 @@ def _write_reduced(reductions: Sequence[_Reduction], tolerance: float) -> None:
         keyed = np.flatnonzero(kept & live[track_of])  # the rows' kept frames, in order
         keys = np.empty_like(left)
         keys[:, 0] = times[keyed, None]
-        keys[:, 1] = values[keyed]
+        keys[:, 1] = np.take(values, keyed, axis=0)  # (np.take: a third of [keyed]'s time)
         # Only segments with a new key or new handles are evaluated again.
         todo = changed_segments(mine, unchanged_keys(keyed, left, right, previous))
         previous = keyed, left, right
@@ -532,8 +532,8 @@ def _write_reduced(reductions: Sequence[_Reduction], tolerance: float) -> None:
         errors[todo] = rotation_errors(
             active[0].target,
             evaluate_between_keys(at, mine, keys, left, right, todo),
-            values[checked],
-            quats[checked],
+            np.take(values, checked, axis=0),
+            np.take(quats, checked, axis=0),
             tolerance,
         )
         mine, over = add_worst_frames(mine, errors, tolerance)

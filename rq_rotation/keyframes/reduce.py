@@ -170,12 +170,13 @@ def rotation_errors(
     ndarray, shape (n,)
         Exact angles where over ``tolerance - 1e-12`` by the bound; each bound elsewhere.
     """
-    if mode in BOUNDING_MODES:
-        error = channel_distances(mode, stored, values)
-        exact: np.ndarray | slice = error > tolerance - 1e-12
-    else:
-        error, exact = np.empty(len(values)), slice(None)
-    error[exact] = quat_angle_between(values_to_quat(mode, values[exact]), source_quats[exact])
+    if mode not in BOUNDING_MODES:
+        return quat_angle_between(values_to_quat(mode, values), source_quats)
+    error = channel_distances(mode, stored, values)
+    exact = np.flatnonzero(error > tolerance - 1e-12)
+    error[exact] = quat_angle_between(  # (np.take: rows in a third of the time of [exact])
+        values_to_quat(mode, np.take(values, exact, axis=0)), np.take(source_quats, exact, axis=0)
+    )
     return error
 
 
@@ -303,8 +304,10 @@ def evaluate_between_keys(
         np.take(v.T, e, axis=1, out=row, mode="clip")
     y = by_point.transpose(2, 0, 1)  # (m, 4, c)
     if all((f == f[:, :1]).all() for f in frames_of[:3]):  # one set of frames for all c
-        x = np.stack([f[e, 0] for f, e in zip(frames_of, ends, strict=True)], axis=1)
-        return evaluate_segments(t[frames], x, y)
+        x = np.empty((4, len(left)), dtype=frames_of[0].dtype)  # (passed as its (m, 4) view)
+        for row, f, e in zip(x, frames_of, ends, strict=True):
+            np.take(f[:, 0], e, out=row, mode="clip")
+        return evaluate_segments(t[frames], x.T, y)
     out = np.empty((len(left), width), dtype=np.float64)
     for j in range(width):
         x = np.stack([f[e, j] for f, e in zip(frames_of, ends, strict=True)], axis=1)
