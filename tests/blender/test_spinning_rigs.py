@@ -68,3 +68,43 @@ def test_sampled_conversion_stays_within_tolerance_at_every_frame(addon, rq, sou
     assert error.max() <= TOLERANCE + 1e-6
     counts = [len(fc.keyframe_points) for fc in rigs.fcurves_of(obj)]
     assert max(counts) < len(frames), counts  # keys were removed
+
+
+def _curves(obj):
+    """Every F-curve's path, index and key data (co, handles, interpolation), as bytes."""
+    out = {}
+    for fc in rigs.fcurves_of(obj):
+        n = len(fc.keyframe_points)
+        data = []
+        for name in ("co", "handle_left", "handle_right"):
+            values = np.empty(2 * n, dtype=np.float32)
+            fc.keyframe_points.foreach_get(name, values)
+            data.append(values.tobytes())
+        out[fc.data_path, fc.array_index] = b"".join(data)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("target", "strategy"),
+    [("QUATERNION", "SAMPLED"), ("SWING_TWIST", "SAMPLED"), ("QUATERNION", "BAKE")],
+)
+def test_bones_sampled_in_blocks_give_the_curves_of_all_at_once(
+    addon, monkeypatch, target, strategy
+):
+    """`conversion.BLOCK_SAMPLES` cuts the bones' lines into blocks (sampled, refined and
+    made continuous block by block): blocks of about one bone write the same curves, bit for
+    bit, as one block of all six."""
+    conversion = ro.addon_module("rq_blender.conversion")
+    written = []
+    for block in (1 << 30, 150):
+        bpy.ops.wm.read_homefile(use_empty=True)
+        monkeypatch.setattr(conversion, "BLOCK_SAMPLES", block)
+        _spinning_rig()
+        if strategy == "BAKE":
+            assert bpy.ops.pose.rq_bake(target=target) == {'FINISHED'}
+        else:
+            result = bpy.ops.pose.rq_set_mode(mode=target, strategy=strategy, tolerance=TOLERANCE)
+            assert result == {'FINISHED'}
+        written.append(_curves(bpy.context.object))
+    assert len(conversion._line_blocks([160] * 6)) == 6  # (150 samples: a bone a block)
+    assert written[0] == written[1]
