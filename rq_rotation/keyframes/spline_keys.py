@@ -739,7 +739,7 @@ def _deviations(pieces: _Pieces, keys: _KeyRows, curves: int) -> np.ndarray:
     t = np.concatenate([t.ravel(), more.ravel()])
     segment = np.concatenate([segment, np.repeat(warped, WARPED_CHECKS - 1)])
     t = np.clip(t, x0[segment], x3[segment]).astype(np.float32).astype(np.float64)  # frames
-    fitted = fcurve_math.evaluate_segments(t, x[segment], y[segment], keys.code[seg][segment])
+    fitted = fcurve_math.evaluate_segments(t, x, y, keys.code[seg], segment=segment)
     # The target: the piece of the same curve containing t (curves overlap in time: each
     # curve's frames are mapped into [c, c + 1/2] for one search).
     curve = keys.curve[seg][segment]
@@ -757,7 +757,10 @@ def _deviations(pieces: _Pieces, keys: _KeyRows, curves: int) -> np.ndarray:
     )
     piece = np.clip(piece, first[curve], last[curve])
     u = np.clip((t - pieces.starts[piece]) / (pieces.ends - pieces.starts)[piece], 0.0, 1.0)
-    return _largest_angles(curve, fitted, bezier_values(pieces.control_points[piece], u), curves)
+    # The pieces' control points gathered straight into contiguous (4, 3, m) rows, passed as
+    # their (m, 4, 3) view: `bezier_values` computes on those rows without reading across.
+    points = np.take(pieces.control_points.transpose(1, 2, 0), piece, axis=2)
+    return _largest_angles(curve, fitted, bezier_values(points.transpose(2, 0, 1), u), curves)
 
 
 def _largest_angles(
