@@ -18,7 +18,7 @@ from rq_rotation.keyframes.reduce import (
     seed_keys,
     unchanged_keys,
 )
-from rq_rotation.keyframes.refine import refine_grid, refine_grids
+from rq_rotation.keyframes.refine import _merge, refine_grid, refine_grids
 from rq_rotation.modes import values_to_quat
 
 
@@ -657,3 +657,23 @@ def test_segments_evaluated_once_for_their_times_as_each_time_alone(per_segment)
     want = fcurve_math.evaluate_segments(t, x[segment], y[segment], code[segment])
     np.testing.assert_array_equal(got, want)
     assert np.isfinite(got).all()
+
+
+@pytest.mark.parametrize("shape", [(7,), (7, 4), (7, 3), (7, 2, 3), (0, 4), (0,)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64, bool])
+def test_merge_puts_rows_where_indexing_puts_them(shape, dtype):
+    """`refine._merge` (rows put as opaque elements of their bytes) gives the array that
+    ``out[old_at] = old; out[new_at] = new`` gives, for 1-3 dimensional rows of any type,
+    also for a non-contiguous ``new`` and for no old rows."""
+    rng = np.random.default_rng(len(shape) * 10 + shape[0])
+    old = (rng.normal(size=shape) * 100).astype(dtype)
+    new = (rng.normal(size=(6, *shape[1:])) * 100).astype(dtype)[::2]  # (3, ...), strided
+    size = shape[0] + 3
+    new_at = np.sort(rng.choice(size, 3, replace=False))
+    old_at = np.setdiff1d(np.arange(size), new_at)
+    expected = np.empty((size, *shape[1:]), dtype=dtype)
+    expected[old_at] = old
+    expected[new_at] = new
+    got = _merge(old, new, old_at, new_at, size)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    assert got.tobytes() == expected.tobytes()
