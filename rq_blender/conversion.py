@@ -299,16 +299,16 @@ def plan_conversion(
         return plans
     converted: list[np.ndarray] = []
     for block in _line_blocks([len(q) for _, _, q, _ in lines]):
-        length = max(len(lines[i][2]) for i in block)
-        padded = np.empty((len(block), length, 4))  # each line's last rotation repeated
-        for row, i in zip(padded, block, strict=True):
-            q = lines[i][2]
+        sampled = [lines[i] for i in block]
+        length = max(len(q) for _, _, q, _ in sampled)
+        padded = np.empty((len(sampled), length, 4))  # each line's last rotation repeated
+        for row, (_, _, q, _) in zip(padded, sampled, strict=True):
             row[: len(q)] = q
             row[len(q) :] = q[-1]
         starts = _by_mode(
             rotation_vectors,
-            [lines[i][0].plan.source for i in block],
-            [lines[i][1][0] for i in block],
+            [line.plan.source for line, _, _, _ in sampled],
+            [values[0] for _, values, _, _ in sampled],
         )
         converted += list(continuous_values(target, padded, starts))
     for (line, _, q, on_times), values in zip(lines, converted, strict=True):
@@ -351,8 +351,8 @@ def _sample_lines(
     lines: Sequence[_Line],
 ) -> list[tuple[_Line, np.ndarray, np.ndarray, np.ndarray]]:
     """Sample every line on a grid through its times dense enough for the continuity chain
-    (`refine_grids`), evaluating all lines of a source mode together
-    (`animdata.ChannelStack`). Returns ``(line, values (N, k), rotations (N, 4), which grid
+    (`refine_grids`), evaluating the lines of a source mode together (`animdata.ChannelStack`)
+    in blocks (`_line_blocks`). Returns ``(line, values (N, k), rotations (N, 4), which grid
     points are its times (N,))`` per line, in order."""
     out: list = [None] * len(lines)
     for mode in {line.plan.source for line in lines}:
