@@ -240,19 +240,25 @@ def _fill_gaps(
     if not len(gaps):
         return none
     # Each refined gap as a grid of its own: its two ends and count evenly spaced samples.
+    # (Rows are gathered with np.take and put with `_put_rows`: masks and fancy indexing on
+    # (n, k) rows took several times as long.)
     size = count + 2
     which = np.repeat(np.arange(len(gaps)), size)
-    rank = np.arange(len(which)) - np.repeat(np.cumsum(size) - size, size)
+    head = np.cumsum(size) - size  # each small grid's first row; its last: head + size - 1
+    rank = np.arange(len(which)) - np.repeat(head, size)
     low, high = grid[gaps][which], grid[gaps + 1][which]
-    first, last = rank == 0, rank == size[which] - 1
-    inner = ~(first | last)
+    last = rank == size[which] - 1
+    inner = (rank != 0) & ~last
     sub_t = np.where(last, high, low + (high - low) * rank / (count + 1)[which])
     sub_values = np.empty((len(which), values.shape[1]))
     sub_q = np.empty((len(which), 4))
-    sub_values[first], sub_q[first] = values[gaps], q[gaps]
-    sub_values[last], sub_q[last] = values[gaps + 1], q[gaps + 1]
-    sub_values[inner] = evaluate(gaps[which[inner]], sub_t[inner])
-    sub_q[inner] = values_to_quat(mode, sub_values[inner])
+    for at, ends in ((head, gaps), (head + size - 1, gaps + 1)):
+        _put_rows(sub_values, at, np.take(values, ends, axis=0))
+        _put_rows(sub_q, at, np.take(q, ends, axis=0))
+    rows = np.flatnonzero(inner)
+    new_values = evaluate(np.take(gaps, np.take(which, rows)), np.take(sub_t, rows))
+    _put_rows(sub_values, rows, new_values)
+    _put_rows(sub_q, rows, values_to_quat(mode, new_values))
     deeper = _fill_gaps(
         mode,
         sub_t,
@@ -271,7 +277,13 @@ def _fill_gaps(
             _merge(old, new, old_at, new_at, total)
             for old, new in zip((sub_t, sub_values, sub_q), deeper[1:], strict=True)
         )
-    return gaps[which[inner]], sub_t[inner], sub_values[inner], sub_q[inner]
+    rows = np.flatnonzero(inner)
+    return (
+        np.take(gaps, np.take(which, rows)),
+        np.take(sub_t, rows),
+        np.take(sub_values, rows, axis=0),
+        np.take(sub_q, rows, axis=0),
+    )
 
 
 def _insert_at(gap: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -372,12 +384,18 @@ def _merge(
     """``old`` (n, ...) and ``new`` (m, ...) rows placed at ``old_at`` (n,) and ``new_at``
     (m,) of an array of ``size`` = n + m rows."""
     out = np.empty((size, *old.shape[1:]), dtype=old.dtype)
-    # Each row put as one element of its bytes: a third of the time of ``out[old_at] = old``
-    # on (n, k) rows, the same values.
-    rows = _as_rows(out)
-    np.put(rows, old_at, _as_rows(old))
-    np.put(rows, new_at, _as_rows(new))
+    _put_rows(out, old_at, old)
+    _put_rows(out, new_at, new)
     return out
+
+
+def _put_rows(out: np.ndarray, at: np.ndarray, rows: np.ndarray) -> None:
+    """``out[at] = rows`` for a C-contiguous ``out`` (n, ...), each row put as one element of
+    its bytes: a third of the time of the indexing on (n, k) rows, the same values (``rows``
+    cast to ``out``'s type first)."""
+    if not out.flags.c_contiguous:
+        raise ValueError("_put_rows writes into C-contiguous arrays only")
+    np.put(_as_rows(out), at, _as_rows(np.asarray(rows, dtype=out.dtype)))
 
 
 def _as_rows(a: np.ndarray) -> np.ndarray:

@@ -18,7 +18,7 @@ from rq_rotation.keyframes.reduce import (
     seed_keys,
     unchanged_keys,
 )
-from rq_rotation.keyframes.refine import _merge, refine_grid, refine_grids
+from rq_rotation.keyframes.refine import _merge, _put_rows, refine_grid, refine_grids
 from rq_rotation.modes import values_to_quat
 
 
@@ -677,3 +677,13 @@ def test_merge_puts_rows_where_indexing_puts_them(shape, dtype):
     got = _merge(old, new, old_at, new_at, size)
     assert got.dtype == expected.dtype and got.shape == expected.shape
     assert got.tobytes() == expected.tobytes()
+
+
+def test_put_rows_casts_and_refuses_views_it_cannot_write_through():
+    """`refine._put_rows` casts the rows to the array's type (as indexing does) and refuses an
+    array that is not C-contiguous (a view of its rows would be a copy, the writes lost)."""
+    out = np.zeros((4, 3))
+    _put_rows(out, np.array([2, 0]), np.arange(6, dtype=np.float32).reshape(2, 3))
+    assert out.tolist() == [[3, 4, 5], [0, 0, 0], [0, 1, 2], [0, 0, 0]]
+    with pytest.raises(ValueError, match="C-contiguous"):
+        _put_rows(np.zeros((3, 4)).T, np.array([0]), np.zeros((1, 3)))
