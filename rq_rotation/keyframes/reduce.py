@@ -303,13 +303,18 @@ def evaluate_between_keys(
     for row, v, e in zip(by_point, values_of, ends, strict=True):
         np.take(v.T, e, axis=1, out=row, mode="clip")
     y = by_point.transpose(2, 0, 1)  # (m, 4, c)
-    if all((f == f[:, :1]).all() for f in frames_of[:3]):  # one set of frames for all c
-        x = np.empty((4, len(left)), dtype=frames_of[0].dtype)  # (passed as its (m, 4) view)
+
+    def frames_at(j: int) -> np.ndarray:
+        """Curve ``j``'s segment frames, gathered as (4, m) rows and passed as their (m, 4)
+        view."""
+        x = np.empty((4, len(left)), dtype=frames_of[0].dtype)
         for row, f, e in zip(x, frames_of, ends, strict=True):
-            np.take(f[:, 0], e, out=row, mode="clip")
-        return evaluate_segments(t[frames], x.T, y)
+            np.take(f[:, j], e, out=row, mode="clip")
+        return x.T
+
+    if all((f == f[:, :1]).all() for f in frames_of[:3]):  # one set of frames for all c
+        return evaluate_segments(t[frames], frames_at(0), y)
     out = np.empty((len(left), width), dtype=np.float64)
     for j in range(width):
-        x = np.stack([f[e, j] for f, e in zip(frames_of, ends, strict=True)], axis=1)
-        out[:, j] = evaluate_segments(t[frames], x, y[:, :, j])
+        out[:, j] = evaluate_segments(t[frames], frames_at(j), y[:, :, j])
     return out
