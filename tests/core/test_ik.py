@@ -565,6 +565,39 @@ def test_a_straight_tail_folds_toward_the_middle_of_its_line():
     result = solve_chain(joints, (0.0, 0.4, 0.0), (0.0, 2.0, 0.0))
     assert result.distance < 1e-6
     assert all(within_limits(j, q) for j, q in zip(joints, result.params, strict=True))
+    assert result.iterations <= 25  # 20 (38 with the angles' part cut to sqrt(e1): a crawl)
+
+
+def test_a_reach_whose_angles_want_a_long_way_does_not_crawl():
+    """The benchmark's arm (a shoulder with an ellipse and a twist range, a hinge elbow, an RQ
+    wrist) reaching a target whose closest pose lies far along the reaching set: with the
+    curved steps' angles' part cut to the square root of the distance left, the distance fell
+    by a constant factor a step and the solve took 20 iterations; wide steps whose reach is
+    taken back by chords (`WIDE_RESTORE`) take 9. The pose is the same: reached, and
+    stationary for the angles on the reaching set (the multipliers make the Lagrangian's
+    gradient vanish on the free parameters)."""
+    joints = [
+        Joint(
+            "swing_twist",
+            (0.106, 0.130, 0.078),
+            swing_limit=(math.radians(70), math.radians(110)),
+            twist_limit=(math.radians(-40), math.radians(80)),
+        ),
+        hinge(bend=0.977),
+        Joint("rq", (-0.113, -0.090, -0.414), offset=offset(0.9)),
+    ]
+    target = np.array([-1.756, 1.522, -0.820])
+    result = solve_chain(joints, TIP, target)
+    assert result.distance < 1e-9
+    assert result.iterations <= 12, result.iterations
+    assert not any(result.active)
+    chain = ik_module._Chain(joints, TIP, target, None, 1.0)
+    chain.start(start_of(joints))
+    state = chain.evaluate(result.params, jacobians=True)
+    gradient = state.j2.T @ state.delta.ravel()
+    multiplier = ik_module._lagrangian(chain, state, gradient)[1]
+    stationary = (gradient + state.j1.T @ multiplier)[chain.free]
+    assert np.abs(stationary).max() < 1e-5 * np.abs(gradient).max(), stationary
 
 
 def test_an_arm_with_an_out_of_plane_hinge_reaches_from_straight():
@@ -587,6 +620,35 @@ def test_an_arm_with_an_out_of_plane_hinge_reaches_from_straight():
     result = solve_chain(joints, tip, (0.9, 1.2, 0.0))
     assert result.distance < 1e-9
     assert result.iterations < 50
+
+
+def test_a_refused_step_is_not_tried_again(monkeypatch):
+    """The arm reaching a target where a slow (BFGS) step is refused: the damping is
+    ``max(mu, e1)^2``, and raising ``mu`` while it was below the residual ``e1`` tried the very
+    same step again (four more evaluations of one point, 12 iterations against 9). No point
+    is evaluated with its Jacobians twice."""
+    joints = [
+        Joint(
+            "swing_twist",
+            (0.244, -0.138, -0.116),
+            swing_limit=(math.radians(70), math.radians(110)),
+            twist_limit=(math.radians(-40), math.radians(80)),
+        ),
+        hinge(bend=0.866),
+        Joint("rq", (-0.205, 0.328, -0.381), offset=offset(0.9)),
+    ]
+    evaluated: list[bytes] = []
+    evaluate = ik_module._Chain.evaluate
+
+    def logged(self, p, jacobians):
+        if jacobians:
+            evaluated.append(p.tobytes())
+        return evaluate(self, p, jacobians)
+
+    monkeypatch.setattr(ik_module._Chain, "evaluate", logged)
+    result = solve_chain(joints, TIP, (0.435, 0.838, 1.199))
+    assert result.distance < 1e-9
+    assert len(set(evaluated)) == len(evaluated)
 
 
 def _slsqp_distance(joints, target):
