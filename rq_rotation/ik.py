@@ -1667,6 +1667,7 @@ def _solve(
             p = _advance(chain, state.p, step, held_box, held_ellipse)
             converged = (
                 curved
+                and not parts.capped  # (then taken wide: `WIDE_RESTORE`)
                 and length * (length / last) ** 2 < STEP_TOLERANCE
                 and length <= math.sqrt(state.e1)
                 and not held_ellipse
@@ -1675,7 +1676,7 @@ def _solve(
             )
             restorable = converged and last < math.inf
             bare = restorable or (converged and length * length < REACH_TOLERANCE)
-            if parts.capped and not bare:  # wide, else the reach's part alone
+            if parts.capped:  # wide, else the reach's part alone
                 step, p = _wide_step(chain, state, z, solve, held_box, held_ellipse, parts)
                 length = math.sqrt(step @ step)
             trial = chain.evaluate(p, not bare)

@@ -68,6 +68,19 @@ def within_limits(joint: Joint, p, tol=1e-12):
     return bool(inside and lo - tol <= t <= hi + tol)
 
 
+def assert_stationary(joints, target, params):
+    """The Lagrangian's gradient vanishes on the free parameters at ``params`` (a reached pose
+    without active limits): first-order optimality of the angles on the reaching set, with
+    the multipliers `_lagrangian` fits (``params`` measured from the joints' start pose)."""
+    chain = ik_module._Chain(joints, TIP, target, None, 1.0)
+    chain.start(start_of(joints))
+    state = chain.evaluate(params, jacobians=True)
+    gradient = state.j2.T @ state.delta.ravel()
+    multiplier = ik_module._lagrangian(chain, state, gradient)[1]
+    stationary = (gradient + state.j1.T @ multiplier)[chain.free]
+    assert np.abs(stationary).max() < 1e-5 * np.abs(gradient).max(), stationary
+
+
 def arm(rng, n, kind="rq", **limits):
     joints = []
     for i in range(n):
@@ -591,13 +604,7 @@ def test_a_reach_whose_angles_want_a_long_way_does_not_crawl():
     assert result.distance < 1e-9
     assert result.iterations <= 12, result.iterations
     assert not any(result.active)
-    chain = ik_module._Chain(joints, TIP, target, None, 1.0)
-    chain.start(start_of(joints))
-    state = chain.evaluate(result.params, jacobians=True)
-    gradient = state.j2.T @ state.delta.ravel()
-    multiplier = ik_module._lagrangian(chain, state, gradient)[1]
-    stationary = (gradient + state.j1.T @ multiplier)[chain.free]
-    assert np.abs(stationary).max() < 1e-5 * np.abs(gradient).max(), stationary
+    assert_stationary(joints, target, result.params)
 
 
 def test_an_arm_with_an_out_of_plane_hinge_reaches_from_straight():
@@ -856,13 +863,7 @@ def test_multipliers_make_the_free_parameters_stationary_at_a_solution(rng):
         result = solve_chain(joints, TIP, target)
         if result.distance > 1e-9 or any(result.active):
             continue
-        chain = ik_module._Chain(joints, TIP, target, None, 1.0)
-        chain.start(start_of(joints))
-        state = chain.evaluate(result.params, jacobians=True)
-        gradient = state.j2.T @ state.delta.ravel()
-        multiplier = ik_module._lagrangian(chain, state, gradient)[1]
-        stationary = (gradient + state.j1.T @ multiplier)[chain.free]
-        assert np.abs(stationary).max() < 1e-5 * np.abs(gradient).max(), stationary
+        assert_stationary(joints, target, result.params)
         checked += 1
     assert checked >= 6
 
