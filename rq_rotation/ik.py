@@ -141,6 +141,7 @@ RESTORE_SLACK = 1e-3
 #: fallback within the square root, or the reach's part alone without trying wide: 26 and
 #: 22 iterations on that 10-joint reach, 21 with both.)
 WIDE_RESTORE = 0.5
+POLISH_FIX = False
 
 #: The angles' Hessian model is kept positive definite with eigenvalues at least this (the
 #: Gauss-Newton term alone has eigenvalues near 1; its smallest, ``(theta/2) cot(theta/2)``,
@@ -1750,6 +1751,17 @@ def _solve(
             trial = None
             step = 0.5 * step
         if trial is None:
+            # an accepted step's slack left the reach off (by up to RESTORE_SLACK |step|^2),
+            # and a step that restores it must also beat the angles of that point off the
+            # reaching set: back onto it first (a wide step's active-set dance had a 8-joint
+            # tail stop there, its angles 1.6% above the closest pose's), then on
+            if state.e1 > cap:
+                polished, iterations = _polish(chain, state, cap, iterations, callback, start)
+                if polished.e1 < state.e1:
+                    state, exact = polished, None
+                    curvature[:] = 0.0
+                    corrected = False
+                    continue
             if not curvature.any():
                 break
             curvature[:] = 0.0  # the model misled: start again from Gauss-Newton

@@ -629,6 +629,45 @@ def test_an_arm_with_an_out_of_plane_hinge_reaches_from_straight():
     assert result.iterations < 50
 
 
+def test_the_angles_are_not_left_off_the_reaching_set():
+    """An 8-joint tail (ellipses 0.5 x 0.7, twists -0.3..0.3) reaching a target where the
+    angles' minimization dances between active limits. A step accepted there may leave the
+    reach off by its slack (`RESTORE_SLACK`), and every later step that restores the reach
+    must also beat the angles of that point off the reaching set: none did, and the solve
+    stopped 1.6% above the closest pose's squared angles (after the wide steps took it there).
+    It is put back on the reaching set and goes on: solving on from its result gains
+    nothing."""
+    params = [
+        (-0.1615, 0.0851, -0.0158),
+        (-0.1308, -0.0646, -0.0118),
+        (-0.1893, 0.1073, 0.0767),
+        (-0.108, 0.0712, -0.0961),
+        (0.1589, 0.1804, -0.0053),
+        (-0.1559, 0.187, -0.0967),
+        (-0.1286, -0.0994, -0.0418),
+        (0.1955, 0.1318, -0.0366),
+    ]
+    joints = [
+        Joint(
+            "swing_twist",
+            p,
+            offset=offset(0.4) if i else np.eye(4),
+            swing_limit=(0.5, 0.7),
+            twist_limit=(-0.3, 0.3),
+        )
+        for i, p in enumerate(params)
+    ]
+    target = np.array([1.5055, 2.0376, -0.5533])
+    result = solve_chain(joints, TIP, target)
+    assert result.distance < 1e-9
+    chain = ik_module._Chain(joints, TIP, target, None, 1.0)
+    start = start_of(joints)
+    chain.start(start)
+    state = chain.evaluate(result.params, jacobians=True)
+    on, _ = ik_module._solve(chain, state, 200, None, start)
+    assert on.e2 > state.e2 * (1.0 - 1e-9), (state.e2, on.e2)
+
+
 def test_a_refused_step_is_not_tried_again(monkeypatch):
     """The arm reaching a target where a slow (BFGS) step is refused: the damping is
     ``max(mu, e1)^2``, and raising ``mu`` while it was below the residual ``e1`` tried the very
