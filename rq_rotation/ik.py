@@ -141,7 +141,6 @@ RESTORE_SLACK = 1e-3
 #: fallback within the square root, or the reach's part alone without trying wide: 26 and
 #: 22 iterations on that 10-joint reach, 21 with both.)
 WIDE_RESTORE = 0.5
-POLISH_FIX = False
 
 #: The angles' Hessian model is kept positive definite with eigenvalues at least this (the
 #: Gauss-Newton term alone has eigenvalues near 1; its smallest, ``(theta/2) cot(theta/2)``,
