@@ -52,7 +52,8 @@ dragging wants.
 Method (`_solve`): sequential quadratic programming from the analytic Jacobians
 (``rq_quat_jacobian`` of every elementary rotation, chained into body angular velocities; the
 angles' Jacobian is ``rq_velocity`` in the local frame, as a matrix). While reaching, a
-Levenberg-Marquardt step for the reach (BFGS-corrected while it falls slowly, out of reach);
+Levenberg-Marquardt step for the reach (BFGS-corrected while it falls slowly, out of reach,
+and after a long crawl Newton's on its exact Hessian);
 near the target, plus a Newton step for the angles in the reach's null space (the
 Lagrangian's Hessian in closed form, the angles' and the end effector's second derivatives
 weighted by the multipliers, so the last steps contract quadratically; once the next step is
@@ -141,6 +142,18 @@ RESTORE_SLACK = 1e-3
 #: fallback within the square root, or the reach's part alone without trying wide: 26 and
 #: 22 iterations on that 10-joint reach, 21 with both.)
 WIDE_RESTORE = 0.5
+
+#: Out of reach the reach's residual is large and its slow steps (the BFGS model's, damped
+#: by that residual) crawled: dragged past the reach (a target circling at 1.6 chain
+#: lengths) the arm took 75 iterations a solve, a 5-joint tail 137, a 10-joint tail the 200
+#: of `max_iterations`. After this many slow steps in a row the step is Newton's on the
+#: reach's exact Hessian (`_reach_hessian`), damped by its own trust region (``nu``, steered
+#: by the ratio to that quadratic model's prediction): 40, 45 and 46 iterations. After 2,
+#: 14-21, but on random chains and targets some solves stopped short of reachable targets
+#: that the BFGS steps reached (Newton's steps find the reach's other local minima).
+NEWTON_AFTER = 16
+#: ``nu``'s start: the Newton steps' damping is ``nu^2``.
+NU_START = 1e-2
 
 #: The angles' Hessian model is kept positive definite with eigenvalues at least this (the
 #: Gauss-Newton term alone has eigenvalues near 1; its smallest, ``(theta/2) cot(theta/2)``,
@@ -1537,7 +1550,8 @@ def _solve(
     curvature), from a structured Powell-symmetric-Broyden secant update of the Lagrangian's
     gradient. While the reach falls slowly (out of reach, a large residual) its part comes
     from a BFGS model instead (Fletcher and Xu's hybrid), restricted to the directions that
-    move the end effector. While the end effector approaches the target a step counts when
+    move the end effector; after `NEWTON_AFTER` such steps, from the reach's exact Hessian
+    (`_reach_hessian`), whole, damped by a trust region on that quadratic model. While the end effector approaches the target a step counts when
     the reach improves enough against its linear model (a trust region's ratio test steers
     the damping, at least the residual; a curved step whose angles' part the square root of
     the residual cuts is taken wide, its reach restored by chords, `WIDE_RESTORE`). Once it
@@ -1549,6 +1563,7 @@ def _solve(
     size = 3 * chain.n
     curvature = np.zeros((size, size))
     mu = MU_START
+    nu = NU_START
     slow = False  # the reach falls slowly: out of reach, a large residual
     slowly = 0
     model = np.zeros((size, size))  # then a BFGS model of the reach's Hessian
@@ -1576,6 +1591,11 @@ def _solve(
         # trust region's refusals (Fan and Yuan's choice of parameter; reach iterations mean
         # 3-joint 16.2 -> 10.6, 10-joint 19.7 -> 11.5, drags unchanged)
         damping = max(mu, state.e1) ** 2 if reaching else 0.0
+        # a long slow crawl without an orientation target (whose curvature `_reach_hessian`
+        # leaves out): Newton's steps on the reach (`NEWTON_AFTER`)
+        newton = reaching and slow and slowly >= NEWTON_AFTER and chain.target_rotation is None
+        if newton:
+            model, damping = _reach_hessian(chain, state), nu * nu
         parts = _StepParts()
 
         def solve(
@@ -1589,6 +1609,7 @@ def _solve(
             slow: bool = slow,
             curved: bool = curved,
             model: NDArray[np.float64] = model,
+            newton: bool = newton,
             tangent_bound: float | None = None,
         ) -> NDArray[np.float64]:
             if hessian is None and not slow:  # far from the target (`CURVED_NEAR`)
@@ -1600,10 +1621,11 @@ def _solve(
             if reaching and slow:
                 # the BFGS model's step, kept out of the directions that do not move the end
                 # effector at all (a twist about a bone pointing at a target out of reach),
-                # where the model knows nothing and the angles decide later
+                # where the model knows nothing and the angles decide later; Newton's, whose
+                # model knows them, whole
                 hz = z.T @ model @ z + damping * np.eye(z.shape[1])
-                y = -_solve_positive(hz, z.T @ (state.j1.T @ state.r1), damping)
-                return vr @ (vr.T @ y)
+                y = -_solve_positive(hz, z.T @ (state.j1.T @ state.r1), max(damping, 1e-12))
+                return y if newton else vr @ (vr.T @ y)
             # in the SVD's directions (the basis turned by vt.T, orthonormal as the basis is):
             # the first rank move the end effector, the reach's damped Gauss-Newton part; the
             # others do not, the angles' model minimized there (one projection of the Hessian)
@@ -1684,6 +1706,9 @@ def _solve(
             # is refused, the damping follows the ratio (a trust region's rule)
             linear = state.r1 + state.j1 @ step
             predicted = state.e1**2 - float(linear @ linear)
+            if newton:  # (its own quadratic model's)
+                gradient_r = state.j1.T @ state.r1
+                predicted = -float(2.0 * (gradient_r @ step) + step @ model @ step)
             ratio = (state.e1**2 - trial.e1**2) / predicted if predicted > 0 else -1.0
             gain = state.e1 - trial.e1
             if gain > 0.0 and (ratio > 0.1 or slow):
@@ -1697,7 +1722,7 @@ def _solve(
                 last = length if curved else math.inf
                 # Fletcher and Xu's hybrid: Gauss-Newton while the reach falls fast, else BFGS
                 if trial.e1 > 0.5 * state.e1:
-                    if not slow:
+                    if not slow or newton:
                         model = state.j1.T @ state.j1
                     g_old, g_new = state.j1.T @ state.r1, trial.j1.T @ trial.r1
                     model = _bfgs(model, (trial.p - state.p).ravel(), g_new - g_old)
@@ -1707,7 +1732,12 @@ def _solve(
                     slow, slowly = False, 0
                 state, jumped = _accept(chain, trial, callback, iterations, start)
                 slow = slow and not jumped
-                mu = max(mu / 4.0, 1e-9) if ratio > 0.5 else mu * (1.0 if ratio > 0.25 else 4.0)
+                if newton:
+                    nu = (
+                        max(nu / 4.0, 1e-6) if ratio > 0.75 else nu * (1.0 if ratio > 0.25 else 4.0)
+                    )
+                else:
+                    mu = max(mu / 4.0, 1e-9) if ratio > 0.5 else mu * (1.0 if ratio > 0.25 else 4.0)
                 # out of reach, along a flat valley of closest poses: on to the angles
                 crawling = crawling + 1 if gain <= 1e-12 * state.e1 else 0
                 # a saddle may also show as a crawl (a straight elbow whose hinge bends out of
@@ -1735,7 +1765,10 @@ def _solve(
             else:
                 # (the damping is max(mu, e1)^2: below e1, a larger mu tried the same step
                 # again, up to five times on a 3-joint reach)
-                mu = 8.0 * max(mu, state.e1)
+                if newton:
+                    nu *= 8.0
+                else:
+                    mu = 8.0 * max(mu, state.e1)
                 if mu > 1e8:
                     reaching, cap, anchor = False, *_settled(state)
             continue
@@ -1755,7 +1788,9 @@ def _solve(
             # reaching set: back onto it first (a wide step's active-set dance had a 8-joint
             # tail stop there, its angles 1.6% above the closest pose's), then on
             if state.e1 > cap:
-                polished, iterations = _polish(chain, state, cap, iterations, callback, start)
+                polished, iterations = _polish(
+                    chain, state, cap, anchor, iterations, callback, start
+                )
                 if polished.e1 < state.e1:
                     state, exact = polished, None
                     curvature[:] = 0.0
@@ -1778,7 +1813,33 @@ def _solve(
             exact = None
         if gain <= 1e-12 * state.e2 + 1e-300:
             break
-    return _polish(chain, state, cap, iterations, callback, start)
+    return _polish(chain, state, cap, anchor, iterations, callback, start)
+
+
+def _reach_hessian(chain: _Chain, state: _State) -> NDArray[np.float64]:
+    """The Hessian (3n, 3n) of the reach's ``|r1|^2 / 2`` at ``state`` (a state with
+    Jacobians, without an orientation target: ``r1`` the position rows alone):
+    ``J1^T J1 + sum_k r1_k d^2 r1_k / dp^2`` (`_Chain.curvature` with the residual as the
+    multipliers, as `_escape`), plus, for each swing on its ellipse ``c = (x/a)^2 + (z/b)^2 -
+    1 = 0`` that the reach's gradient ``g`` pushes outward, the constraint's curvature
+    weighted by its multiplier ``lambda = -(g . grad c) / |grad c|^2 > 0``: ``lambda diag(2 /
+    a^2, 2 / b^2)`` (the Lagrangian's, so that a step along the held ellipse's tangent, then
+    projected back onto it, is Newton's there too)."""
+    hessian = state.j1.T @ state.j1 + chain.curvature(state, state.r1, angles=False)
+    gradient = (state.j1.T @ state.r1).tolist()
+    flat = state.p.ravel().tolist()
+    for i, a, b in chain.ellipses:
+        normal = _ellipse_normal(flat, i, a, b)  # grad c / 2
+        if normal is None:
+            continue
+        n0, n1 = normal
+        multiplier = -(gradient[3 * i] * n0 + gradient[3 * i + 1] * n1) / (
+            2.0 * (n0 * n0 + n1 * n1)
+        )
+        if multiplier > 0.0:
+            hessian[3 * i, 3 * i] += 2.0 * multiplier / (a * a)
+            hessian[3 * i + 1, 3 * i + 1] += 2.0 * multiplier / (b * b)
+    return hessian
 
 
 def _wide_step(
@@ -1859,17 +1920,19 @@ def _polish(
     chain: _Chain,
     state: _State,
     cap: float,
+    anchor: NDArray[np.float64] | float,
     iterations: int,
     callback: _Callback | None,
     start: NDArray[np.float64],
 ) -> tuple[_State, int]:
-    """A few minimum-norm Gauss-Newton steps on the reach alone, down to ``cap``."""
+    """A few minimum-norm Gauss-Newton steps on the reach alone towards the residual
+    ``anchor`` (`_settled`: zero, or out of reach the closest approach's), down to ``cap``."""
     for _ in range(5):
         if state.e1 <= cap:
             break
 
         def solve(z: NDArray[np.float64], state: _State = state) -> NDArray[np.float64]:
-            return -np.linalg.pinv(state.j1 @ z, rcond=1e-10) @ state.r1
+            return -np.linalg.pinv(state.j1 @ z, rcond=1e-10) @ (state.r1 - anchor)
 
         step, _, held_box, held_ellipse = _constrained_step(chain, state, solve)
         trial = chain.evaluate(_advance(chain, state.p, step, held_box, held_ellipse), True)
