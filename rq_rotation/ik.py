@@ -148,7 +148,7 @@ WIDE_RESTORE = 0.5
 #: lengths) the arm took 75 iterations a solve, a 5-joint tail 137, a 10-joint tail the 200
 #: of `max_iterations`. After this many slow steps in a row the step is Newton's on the
 #: reach's exact Hessian (`_reach_hessian`), damped by its own trust region (``nu``, steered
-#: by the ratio to that quadratic model's prediction): 40, 45 and 46 iterations. After 2,
+#: by the ratio to that quadratic model's prediction): 41, 46 and 46 iterations. After 2,
 #: 14-21, but on random chains and targets some solves stopped short of reachable targets
 #: that the BFGS steps reached (Newton's steps find the reach's other local minima).
 NEWTON_AFTER = 16
