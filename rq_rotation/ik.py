@@ -1551,8 +1551,9 @@ def _solve(
     gradient. While the reach falls slowly (out of reach, a large residual) its part comes
     from a BFGS model instead (Fletcher and Xu's hybrid), restricted to the directions that
     move the end effector; after `NEWTON_AFTER` such steps, from the reach's exact Hessian
-    (`_reach_hessian`), whole, damped by a trust region on that quadratic model. While the end effector approaches the target a step counts when
-    the reach improves enough against its linear model (a trust region's ratio test steers
+    (`_reach_hessian`), whole, damped by a trust region on that quadratic model. While the
+    end effector approaches the target a step counts when the reach improves enough against
+    its linear model (a trust region's ratio test steers
     the damping, at least the residual; a curved step whose angles' part the square root of
     the residual cuts is taken wide, its reach restored by chords, `WIDE_RESTORE`). Once it
     reaches (or, out of reach, stops improving), a step counts when the angles decrease and

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 from conftest import random_unit
-from scipy.optimize import minimize
+from scipy.optimize import minimize, minimize_scalar
 from scipy.spatial.transform import Rotation
 
 import rq_rotation as rq
@@ -234,6 +234,63 @@ def test_curvature_is_the_lagrangians_hessian(rng):
     exact, multiplier = ik_module._lagrangian(chain, state, state.j2.T @ state.delta.ravel())
     np.testing.assert_array_equal(exact, gauss_newton)
     np.testing.assert_array_equal(multiplier, np.zeros(3))
+
+
+def test_reach_hessian_is_newtons_on_and_off_the_ellipse(rng):
+    """`_reach_hessian`: off every limit, the Hessian of ``|r1|^2 / 2`` (against central
+    differences of its analytic gradient ``J1^T r1``); with a swing on its ellipse, where the
+    reach pushes against it, the second derivative of ``|r1|^2 / 2`` along the ellipse (the
+    swing ``(a cos phi, b sin phi)``) at the ellipse's closest point (a constrained stationary
+    point, found by a scalar search) is ``p'^T H p'``: the ellipse's curvature weighted by its
+    multiplier is in ``H``, without which it is not."""
+    joints = [
+        Joint("swing_twist", (0.2, -0.1, 0.3), swing_limit=(0.5, 0.8), twist_limit=(-1.0, 1.0)),
+        Joint("rq", (0.4, -0.6, 0.2), offset=offset(1.0)),
+    ]
+    target = np.array([0.4, 1.2, 1.5])
+    chain = ik_module._Chain(joints, TIP, target, None, 1.0)
+    p = start_of(joints)
+    chain.start(p)
+
+    def gradient(x):
+        state = chain.evaluate(x, jacobians=True)
+        return state.j1.T @ state.r1
+
+    h = 1e-6
+    expected = np.empty((6, 6))
+    for k in range(6):
+        dp = np.zeros(6).reshape(2, 3)
+        dp.flat[k] = h
+        expected[k] = (gradient(p + dp) - gradient(p - dp)) / (2 * h)
+    got = ik_module._reach_hessian(chain, chain.evaluate(p, jacobians=True))
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-8)
+
+    # the target far to the side: the shoulder's swing stops on its ellipse
+    a, b = 0.5, 0.8
+    target = np.array([3.0, 0.5, 0.0])
+    chain = ik_module._Chain(joints, TIP, target, None, 1.0)
+    chain.start(p)
+
+    def on_ellipse(phi):
+        x = p.copy()
+        x[0, :2] = a * math.cos(phi), b * math.sin(phi)
+        return x
+
+    def half_square(phi):
+        return 0.5 * chain.evaluate(on_ellipse(phi), jacobians=False).e1 ** 2
+
+    phi = minimize_scalar(
+        half_square, bounds=(-math.pi, math.pi), method="bounded", options={"xatol": 1e-12}
+    ).x
+    h = 1e-4
+    second = (half_square(phi + h) - 2 * half_square(phi) + half_square(phi - h)) / (h * h)
+    state = chain.evaluate(on_ellipse(phi), jacobians=True)
+    tangent = np.zeros(6)
+    tangent[:2] = -a * math.sin(phi), b * math.cos(phi)
+    hessian = ik_module._reach_hessian(chain, state)
+    assert tangent @ hessian @ tangent == pytest.approx(second, rel=1e-5)
+    plain = state.j1.T @ state.j1 + chain.curvature(state, state.r1, angles=False)
+    assert abs(tangent @ plain @ tangent - second) > 1e-3 * abs(second)
 
 
 # -- the closest pose, against a brute force -------------------------------------------------
