@@ -148,12 +148,18 @@ WIDE_RESTORE = 0.5
 #: lengths) the arm took 75 iterations a solve, a 5-joint tail 137, a 10-joint tail the 200
 #: of `max_iterations`. After this many slow steps in a row the step is Newton's on the
 #: reach's exact Hessian (`_reach_hessian`), damped by its own trust region (``nu``, steered
-#: by the ratio to that quadratic model's prediction): 41, 46 and 46 iterations. After 2,
-#: 14-21, but on random chains and targets some solves stopped short of reachable targets
-#: that the BFGS steps reached (Newton's steps find the reach's other local minima).
+#: by the ratio to that quadratic model's prediction): 24, 27 and 26 iterations (with
+#: `NEWTON_DONE`, the slow steps counted through escapes off saddles). After 2, 14-21, but
+#: on random chains and targets some solves stopped short of reachable targets that the BFGS
+#: steps reached (Newton's steps find the reach's other local minima).
 NEWTON_AFTER = 16
 #: ``nu``'s start: the Newton steps' damping is ``nu^2``.
 NU_START = 1e-2
+#: A Newton step on the reach shorter than this (radians) has converged (the next would be
+#: of the order of its square, below what the residual's rounding shows): the reach is
+#: settled, as after a zero step (tiny steps refused and retried had cost 4-6 iterations a
+#: solve dragged past the reach).
+NEWTON_DONE = 1e-8
 
 #: The angles' Hessian model is kept positive definite with eigenvalues at least this (the
 #: Gauss-Newton term alone has eigenvalues near 1; its smallest, ``(theta/2) cot(theta/2)``,
@@ -1571,6 +1577,7 @@ def _solve(
     reaching = state.e1 > REACH_TOLERANCE
     cap, anchor = _settled(state)
     crawling = 0
+    crawl = 0  # slow steps in a row, escapes off saddles counted through (`NEWTON_AFTER`)
     escapes = 0  # steps off saddles of the reach (`_escape`)
     last = math.inf  # the length of the last accepted step, when curved
     iterations = 0
@@ -1594,7 +1601,7 @@ def _solve(
         damping = max(mu, state.e1) ** 2 if reaching else 0.0
         # a long slow crawl without an orientation target (whose curvature `_reach_hessian`
         # leaves out): Newton's steps on the reach (`NEWTON_AFTER`)
-        newton = reaching and slow and slowly >= NEWTON_AFTER and chain.target_rotation is None
+        newton = reaching and slow and crawl >= NEWTON_AFTER and chain.target_rotation is None
         if newton:
             model, damping = _reach_hessian(chain, state), nu * nu
         parts = _StepParts()
@@ -1660,7 +1667,7 @@ def _solve(
 
         step, z, held_box, held_ellipse = _constrained_step(chain, state, solve)
         length = math.sqrt(step @ step)
-        if length < (1e-14 if reaching else STEP_TOLERANCE):
+        if length < (1e-14 if reaching else STEP_TOLERANCE) or (newton and length < NEWTON_DONE):
             if not reaching:
                 break
             escaped = _escape(chain, state, MAX_STEP) if escapes < ESCAPES else None
@@ -1728,9 +1735,10 @@ def _solve(
                     g_old, g_new = state.j1.T @ state.r1, trial.j1.T @ trial.r1
                     model = _bfgs(model, (trial.p - state.p).ravel(), g_new - g_old)
                     slowly += 1
+                    crawl += 1
                     slow = slowly >= 2
                 else:
-                    slow, slowly = False, 0
+                    slow, slowly, crawl = False, 0, 0
                 state, jumped = _accept(chain, trial, callback, iterations, start)
                 slow = slow and not jumped
                 if newton:

@@ -804,10 +804,10 @@ def test_dragging_past_the_reach_does_not_crawl():
     circle 1.6 chain lengths out, each solve from the last pose, as Auto IK does: the reach's
     residual is large, and its slow steps (the BFGS model's) crawled to `max_iterations`
     (200) on every target. After `NEWTON_AFTER` slow steps they are Newton's on the reach's
-    exact Hessian (`_reach_hessian`): every solve under 100 iterations (41-54), within the
-    limits, and within 1e-4 of the distance that solving on from its result finds (seven of
-    the eight exactly; one stops 3.4e-5 short, on a face of its active set where a held
-    limit's multiplier has the wrong sign; the BFGS steps stopped up to 2.2e-5 short, at 200
+    exact Hessian (`_reach_hessian`): every solve under 100 iterations (28-33), within the
+    limits, and within 1e-4 of the distance that solving on from its result finds (six of the
+    eight exactly; two stop 3.4e-5 short, on a face of its active set where a held limit's
+    multiplier has the wrong sign; the BFGS steps stopped up to 2.2e-5 short, at 200
     iterations)."""
     joints = [
         Joint(
