@@ -1825,16 +1825,24 @@ def _solve(
     return _polish(chain, state, cap, anchor, iterations, callback, start)
 
 
+def _position_hessian(chain: _Chain, state: _State) -> NDArray[np.float64]:
+    """The Hessian (3n, 3n) of the position rows' ``|r1[:3]|^2 / 2`` at ``state`` (a state
+    with Jacobians): ``J^T J + sum_k r_k d^2 r_k / dp^2``, the second part `_Chain.curvature`'s
+    with the residual as the multipliers (it reads the position rows' alone), without its
+    angles' part. Shared by `_escape` and `_reach_hessian`."""
+    j1 = state.j1[:3]
+    return j1.T @ j1 + chain.curvature(state, state.r1, angles=False)
+
+
 def _reach_hessian(chain: _Chain, state: _State) -> NDArray[np.float64]:
     """The Hessian (3n, 3n) of the reach's ``|r1|^2 / 2`` at ``state`` (a state with
     Jacobians, without an orientation target: ``r1`` the position rows alone):
-    ``J1^T J1 + sum_k r1_k d^2 r1_k / dp^2`` (`_Chain.curvature` with the residual as the
-    multipliers, as `_escape`), plus, for each swing on its ellipse ``c = (x/a)^2 + (z/b)^2 -
-    1 = 0`` that the reach's gradient ``g`` pushes outward, the constraint's curvature
-    weighted by its multiplier ``lambda = -(g . grad c) / |grad c|^2 > 0``: ``lambda diag(2 /
-    a^2, 2 / b^2)`` (the Lagrangian's, so that a step along the held ellipse's tangent, then
-    projected back onto it, is Newton's there too)."""
-    hessian = state.j1.T @ state.j1 + chain.curvature(state, state.r1, angles=False)
+    `_position_hessian`'s ``J1^T J1 + sum_k r1_k d^2 r1_k / dp^2``, plus, for each swing on
+    its ellipse ``c = (x/a)^2 + (z/b)^2 - 1 = 0`` that the reach's gradient ``g`` pushes
+    outward, the constraint's curvature weighted by its multiplier ``lambda = -(g . grad c) /
+    |grad c|^2 > 0``: ``lambda diag(2 / a^2, 2 / b^2)`` (the Lagrangian's, so that a step
+    along the held ellipse's tangent, then projected back onto it, is Newton's there too)."""
+    hessian = _position_hessian(chain, state)
     gradient = (state.j1.T @ state.r1).tolist()
     flat = state.p.ravel().tolist()
     for i, a, b in chain.ellipses:
@@ -1896,15 +1904,12 @@ def _escape(chain: _Chain, state: _State, length: float = ESCAPE_STEP) -> _State
     z = _basis(chain, held_box, held_ellipse, normals)
     if not z.shape[1]:
         return None
-    multiplier = np.zeros(len(state.r1))
-    multiplier[:3] = state.r1[:3]
-    j1 = state.j1[:3]
-    hessian = j1.T @ j1 + chain.curvature(state, multiplier, angles=False)
+    hessian = _position_hessian(chain, state)
     low, vectors = np.linalg.eigh(z.T @ hessian @ z)
     if low[0] >= -ESCAPE_CURVATURE:
         return None
     direction = z @ vectors[:, 0]
-    if (j1.T @ state.r1[:3]) @ direction > 0.0:
+    if (state.j1[:3].T @ state.r1[:3]) @ direction > 0.0:
         direction = -direction
     for _ in range(20):  # (down to ESCAPE_STEP / 2^20: 5e-8 rad)
         p = _advance(chain, state.p, length * direction, held_box, held_ellipse)
