@@ -1030,17 +1030,21 @@ def _limits_at(
 
 
 def _constrained_step(
-    chain: _Chain, state: _State, solve: Callable[[NDArray[np.float64]], NDArray[np.float64]]
+    chain: _Chain,
+    state: _State,
+    solve: Callable[[NDArray[np.float64]], NDArray[np.float64]],
+    release: bool = False,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], list[int], list[int]]:
     """``solve(Z)`` (a step in the basis) with the active set grown until no limit is crossed,
-    then each limit held released where the step without it crosses none.
+    and with ``release``, each limit held then let go where the step without it crosses none.
 
     A limit joins the active set when ``state.p`` lies on it and the step would cross it. With
     two limits or more held, one may have joined only because the step crossed it before the
-    others were held: where the step without it crosses no limit, it is let go (on a convex
-    model its multiplier had the wrong sign). Holding such limits ended a reach of the
-    benchmark's arm at squared angles of 6.80 instead of 5.81, and a 10-joint tail out of
-    reach 3.4e-5 short of its closest pose. Returns ``(step (3n,), Z, held_box,
+    others were held: where the step without it crosses no limit, its multiplier had the
+    wrong sign (on a convex model), and holding it can stop the solve on that face: a reach
+    of the benchmark's arm ended at squared angles of 6.80 instead of 5.81, a 10-joint tail
+    out of reach 3.4e-5 short of its closest pose. Each test is a solve, so `_solve` asks for
+    them only where a step is too short to go on. Returns ``(step (3n,), Z, held_box,
     held_ellipse)``: the flat indices of the held box bounds and the joints of the held
     ellipses (lists, empty when none is held); ``solve``'s last call is the returned step's.
     """
@@ -1065,7 +1069,7 @@ def _constrained_step(
         step = in_basis(z)
     else:
         return step, z, held_box, held_ellipse
-    if len(held_box) + len(held_ellipse) < 2:
+    if not release or len(held_box) + len(held_ellipse) < 2:
         return step, z, held_box, held_ellipse
     solved_last = True  # whether solve's last call gave the step kept
     for limit in [("box", k) for k in held_box] + [("ellipse", i) for i in held_ellipse]:
@@ -1622,6 +1626,7 @@ def _solve(
     trial: _State | None
     exact: NDArray[np.float64] | None = None  # `_lagrangian` at state, while minimizing
     corrected = False  # whether `curvature` has been updated since it was last zero
+    release = False  # whether the limits held are tested (`_constrained_step`): a short step
     while iterations < max_iterations:
         gradient = state.j2.T @ state.delta.ravel()
         # the step is sequential quadratic programming's on the whole problem (see below)
@@ -1703,9 +1708,13 @@ def _solve(
                     tangent = tangent * (bound / wanted)
             return vt.T @ np.concatenate((reach, tangent))
 
-        step, z, held_box, held_ellipse = _constrained_step(chain, state, solve)
+        step, z, held_box, held_ellipse = _constrained_step(chain, state, solve, release)
         length = math.sqrt(step @ step)
         if length < (1e-14 if reaching else STEP_TOLERANCE) or (newton and length < NEWTON_DONE):
+            if not release and len(held_box) + len(held_ellipse) >= 2:
+                release = True  # (a limit held the wrong way may be what stops it)
+                continue
+            release = False
             if not reaching:
                 break
             escaped = _escape(chain, state, MAX_STEP) if escapes < ESCAPES else None
@@ -1715,6 +1724,7 @@ def _solve(
                 continue
             reaching, cap, anchor = False, *_settled(state)
             continue
+        release = False
         bound = (2.0 if reaching else 1.0) * MAX_STEP
         if length > bound:  # (`_bounded`, its length known)
             step = step * (bound / length)

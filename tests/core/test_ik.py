@@ -662,9 +662,10 @@ def test_a_straight_tail_folds_toward_the_middle_of_its_line():
     """Ten swing/twist joints (ellipse 0.5 x 0.7, twist +-0.3, bones 0.4) stretched straight,
     and a target halfway along their line: the saddle of a long chain, which crawls after
     the first step off it (with only small steps off saddles, 1.6e-5 short). The reach holds
-    eight ellipses on its way; holding each limit the step once crossed to the end of a step
-    stopped it in 20 iterations at a local minimum whose squared angles are 2.19. Letting go
-    of the limits the step no longer crosses (`_constrained_step`) ends at 1.96, in 38."""
+    eight ellipses on its way, and holding them all to the end stopped it in 20 iterations at a
+    local minimum whose squared angles are 2.19; letting go of those the step without them
+    does not cross (`_constrained_step`, tried where a step is too short to go on) ends at
+    1.96, in 38."""
     joints = [
         Joint(
             "swing_twist",
@@ -873,11 +874,11 @@ def test_dragging_past_the_reach_does_not_crawl():
     circle 1.6 chain lengths out, each solve from the last pose, as Auto IK does: the reach's
     residual is large, and its slow steps (the BFGS model's) crawled to `max_iterations`
     (200) on every target. After `NEWTON_AFTER` slow steps they are Newton's on the reach's
-    exact Hessian (`_reach_hessian`): every solve under 100 iterations (28-44), within the
-    limits, and within 1e-6 of the distance that solving on from its result finds (six of the
-    eight exactly, the others 2e-10 and 8e-8 short). Two stopped 3.4e-5 short while a held
-    twist's end pulled the wrong way (a negative multiplier: `_constrained_step` now lets it
-    go); the BFGS steps stopped up to 2.2e-5 short, at 200 iterations."""
+    exact Hessian (`_reach_hessian`): every solve under 100 iterations (27-45), within the
+    limits, and within 1e-6 of the distance that solving on from its result finds (seven of
+    the eight exactly, one 3.7e-8 short). Two stopped 3.4e-5 short while a held twist's end
+    pulled the wrong way (a negative multiplier: `_constrained_step` now lets it go); the
+    BFGS steps stopped up to 2.2e-5 short, at 200 iterations."""
     joints = [
         Joint(
             "swing_twist",
