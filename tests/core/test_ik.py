@@ -662,10 +662,10 @@ def test_a_straight_tail_folds_toward_the_middle_of_its_line():
     """Ten swing/twist joints (ellipse 0.5 x 0.7, twist +-0.3, bones 0.4) stretched straight,
     and a target halfway along their line: the saddle of a long chain, which crawls after
     the first step off it (with only small steps off saddles, 1.6e-5 short). The reach holds
-    eight ellipses on its way, and holding them all to the end stopped it in 20 iterations at a
-    local minimum whose squared angles are 2.19; letting go of those the step without them
-    does not cross (`_constrained_step`, tried where a step is too short to go on) ends at
-    1.96, in 38."""
+    eight ellipses on its way, one step joining them in four rounds; while the fourth round's
+    were held by `_advance`'s projection alone (`_constrained_step` solved four times) it
+    stopped in 20 iterations at a local minimum whose squared angles are 2.19; with each step
+    solved with the limits it holds, it ends at 1.96, in 38."""
     joints = [
         Joint(
             "swing_twist",
