@@ -869,6 +869,66 @@ def test_a_limit_the_step_no_longer_crosses_is_let_go():
     assert squared_angles(joints, result.params) < 5.9
 
 
+def random_chain(rng):
+    """The benchmark's arm (a shoulder with an ellipse and a twist range, a hinge elbow, an RQ
+    wrist), that arm with an Euler hand locked about Y, or a tail of 3-10 swing/twist joints
+    (ellipse 0.5 x 0.7, twist -0.3..0.3, bones 0.4), from a random start pose."""
+    kind = rng.integers(3)
+    if kind == 1:
+        return [
+            Joint(
+                "swing_twist",
+                (*rng.uniform(-0.2, 0.2, 2), rng.uniform(-0.1, 0.1)),
+                offset=offset(0.4) if i else np.eye(4),
+                swing_limit=(0.5, 0.7),
+                twist_limit=(-0.3, 0.3),
+            )
+            for i in range(int(rng.integers(3, 11)))
+        ]
+    joints = [
+        Joint(
+            "swing_twist",
+            (*rng.uniform(-0.3, 0.3, 2), rng.uniform(-0.3, 0.3)),
+            swing_limit=(math.radians(70), math.radians(110)),
+            twist_limit=(math.radians(-40), math.radians(80)),
+        ),
+        hinge(rng.uniform(0.2, 1.0)),
+        Joint("rq", rng.normal(0.0, 0.3, 3), offset=offset(0.9)),
+    ]
+    if kind == 2:
+        joints.append(
+            Joint("euler", rng.normal(0, 0.3, 3), offset=offset(0.3), locks=(False, True, False))
+        )
+    return joints
+
+
+@pytest.mark.parametrize("seed", range(1, 5))
+def test_random_solves_are_first_order_optimal_with_their_limits(seed):
+    """150 random chains (`random_chain`), each to the tip of a random pose within its limits,
+    moved off it by 0, 0.3 or 1 (out of reach): reached, the pose is first-order optimal for
+    the angles with its limits (`assert_first_order`: no limit held that the angles would
+    leave); out of reach, solving on from the result comes no closer than 1e-5 of the
+    distance. Seed 2 had two reached solves end holding a limit with a negative weight
+    (squared angles 0.5583 and 6.80 against 0.5577 and 5.81), seed 4 one out of reach 0.19%
+    short (a step's fourth round of limits held by the projection alone)."""
+    rng = np.random.default_rng(seed)
+    for _ in range(150):
+        joints = random_chain(rng)
+        chain = ik_module._Chain(joints, TIP, np.zeros(3), None, 1.0)
+        start = start_of(joints)
+        pose = chain.project(start + rng.normal(0.0, rng.choice([0.3, 0.8, 1.5]), start.shape))
+        target = end_effector(joints, pose) + rng.normal(0.0, rng.choice([0.0, 0.3, 1.0]), 3)
+        result = solve_chain(joints, TIP, target)
+        if result.distance < 1e-9:
+            assert_first_order(joints, target, result.params, tolerance=1e-4)
+            continue
+        chain = ik_module._Chain(joints, TIP, target, None, 1.0)
+        chain.start(start)
+        state = chain.evaluate(result.params, jacobians=True)
+        on, _ = ik_module._solve(chain, state, 200, None, start)
+        assert on.e1 >= state.e1 * (1.0 - 1e-5), (state.e1, on.e1)
+
+
 def test_dragging_past_the_reach_does_not_crawl():
     """A 10-joint tail (ellipses 0.5 x 0.7, twists -0.3..0.3, bones 0.4) dragged around a
     circle 1.6 chain lengths out, each solve from the last pose, as Auto IK does: the reach's
