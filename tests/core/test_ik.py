@@ -845,6 +845,36 @@ def test_out_of_reach_with_limits_is_as_close_as_slsqp_gets(seed):
     assert any(result.active)
 
 
+def test_out_of_reach_a_straight_chain_is_not_rolled_about_its_line():
+    """An arm (RQ clavicle, swing/twist upper arm with its limits, RQ forearm and hand) posed,
+    then aimed 1.2 beyond its reach: every pose of the chain stretched towards the target
+    approaches as closely, whatever each bone's roll about the line. The angles were
+    minimized in the reach Jacobian's null space, whose bending directions lose the reach at
+    second order: every step was refused, and the bones kept the rolls the reach gave them
+    (squared angles 2.88, the upper arm turned 60 degrees). Along the reach's flat
+    directions alone (`CLOSEST_FLAT`) the rolls are undone: 2.109, the least a search over
+    the four rolls finds (Nelder-Mead)."""
+    root = np.array([[0, 1, 0, 0], [-1, 0, 0, 0], [0, 0, 1, 1.5], [0, 0, 0, 1]], float)
+    joints = [
+        Joint("rq", (0.1, 0.2, 0.3), offset=root),
+        Joint(
+            "swing_twist",
+            (0.4, -0.6, 0.3),
+            offset=offset(0.3),
+            swing_limit=(math.radians(60), math.radians(90)),
+            twist_limit=(math.radians(-45), math.radians(45)),
+        ),
+        Joint("rq", (0.0, 0.0, 1.2), offset=offset(0.7)),
+        Joint("rq", (0.2, -0.3, 0.1), offset=offset(0.6)),
+    ]
+    tip = (0.0, 0.2, 0.0)
+    result = solve_chain(joints, tip, (3.0, 0.0, 1.5))
+    assert result.distance == pytest.approx(1.2, abs=1e-9)
+    chain = ik_module._Chain(joints, np.array(tip), np.zeros(3), None, 1.0)
+    chain.start(start_of(joints))
+    assert chain.evaluate(result.params, jacobians=False).e2 < 2.11
+
+
 def test_a_limit_the_step_no_longer_crosses_is_let_go():
     """The benchmark's arm reaching a target: the steps' active set held the shoulder's
     ellipse and its twist's lower end, each joined when a step crossed it, and the solve
@@ -1024,7 +1054,9 @@ def test_a_drag_stops_on_a_converged_step_with_the_angles_stationary(monkeypatch
     the reaching set (their gradient along the reach Jacobian's null space vanishes)."""
     steps: list[int] = []
     real = ik_module._constrained_step
-    monkeypatch.setattr(ik_module, "_constrained_step", lambda *a: steps.append(1) or real(*a))
+    monkeypatch.setattr(
+        ik_module, "_constrained_step", lambda *a, **k: steps.append(1) or real(*a, **k)
+    )
     joints = mixed_chain(rng)
     base = end_effector(joints, start_of(joints))
     stopped = 0
@@ -1272,7 +1304,9 @@ def test_most_drag_steps_take_three_iterations_and_compute_no_further_step(monke
     the angles' tolerance ended a solve, not one that shrank enough against the last)."""
     steps: list[int] = []
     real = ik_module._constrained_step
-    monkeypatch.setattr(ik_module, "_constrained_step", lambda *a: steps.append(1) or real(*a))
+    monkeypatch.setattr(
+        ik_module, "_constrained_step", lambda *a, **k: steps.append(1) or real(*a, **k)
+    )
     short = stopped = 0
     for result in _dragged_loop(mixed_chain(rng), before=steps.clear):
         short += result.iterations <= 3
