@@ -201,7 +201,12 @@ class POSE_OT_rq_ik_grab(bpy.types.Operator):
             grab.chain = grab.last = chain
 
     def _header(self, context: bpy.types.Context) -> None:
-        distances = [g.result.distance for g in self.grabs if g.result is not None]
+        # (a reached chain shows no distance: the solver's last 1e-12 is not news)
+        distances = [
+            g.result.distance
+            for g in self.grabs
+            if g.result is not None and g.result.distance > ik_chain.REACHED * g.chain.length
+        ]
         limits = [
             n
             for g in self.grabs

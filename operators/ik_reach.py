@@ -22,8 +22,6 @@ from bpy.props import FloatVectorProperty, IntProperty
 from ..rq_blender import ik_chain, reports, transaction
 from ..rq_blender.registration import register_classes_factory
 
-# A target counts as reached within this fraction of the chain's length.
-REACHED = 1e-4
 # Blender stores the target as float32 and clamps an infinite value given from Python to the
 # largest float32: that value stands for infinity here.
 FLOAT32_MAX = 3.4028234663852886e38
@@ -88,7 +86,7 @@ class POSE_OT_rq_ik_reach(bpy.types.Operator):
         context.view_layer.update()
         distance = ik_chain.tail_distance(chain, target)
         limits = ik_chain.stopped_by(chain, result)
-        if distance <= REACHED * chain.length:
+        if distance <= ik_chain.REACHED * chain.length:
             headline = f"Reached the target with {reports.plural(len(chain.bones), 'bone')}"
             level = 'INFO'
         else:

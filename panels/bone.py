@@ -20,7 +20,6 @@ import numpy as np
 from ..rq_blender import bone_modes, compat
 from ..rq_blender.registration import register_classes_factory
 from ..rq_rotation import (
-    clamp_swing_ellipse,
     effective_limits,
     scale_swing_into_ellipse,
     shell_distance,
@@ -52,28 +51,30 @@ ANIMATION_OPERATORS: tuple[tuple[str, Icon], ...] = (
     ("pose.rq_continuity_filter", 'IPO_EASE_IN_OUT'),
     ("pose.rq_spline_interpolate", 'IPO_BEZIER'),
     ("pose.rq_bake", 'ACTION'),
+    ("pose.rq_bake_visual", 'KEYINGSET'),
+    ("pose.rq_ik_reach", 'CON_KINEMATIC'),
     ("pose.rq_compare_interpolation", 'GRAPH'),
 )
 
 
 def swing_status(swing: np.ndarray, limit: np.ndarray) -> tuple[Icon, str]:
-    """``(icon, text)`` saying where a swing lies against its ellipse limit [a, b]."""
+    """``(icon, text)`` saying where a swing lies against its ellipse limit [a, b]: against
+    what the drivers pose (the radial scaling, whose limit at a zero semi-axis scales a swing
+    with a component along it to nothing: a posed bone made a hinge is drawn unbent)."""
     a, b = float(limit[0]), float(limit[1])
-    # The projection is a bisection: only swings outside the ellipse need it (the panel redraws
-    # often), as inside ones are their own closest point.
-    if a > 0 and b > 0 and (swing[0] / a) ** 2 + (swing[1] / b) ** 2 <= 1.0:
-        outside = 0.0
-    else:
-        closest = clamp_swing_ellipse(swing, a, b)
-        outside = float(np.linalg.norm(swing - closest))
-    if outside > ON_LIMIT:
-        # What evaluation poses (the radial scaling the drivers compute) vs what is stored.
-        posed = scale_swing_into_ellipse(swing, a, b) if a > 0 and b > 0 else closest
-        moved = float(np.linalg.norm(swing - posed))
-        return 'ERROR', f"Swing clamped by {math.degrees(moved):.1f}°"
-    # Inside: is it on the boundary? Shrink toward the centre and see whether it stays inside.
-    level = math.hypot(swing[0] / max(a, 1e-30), swing[1] / max(b, 1e-30))
-    if outside > 0.0 or level >= 1.0 - ON_LIMIT / max(min(a, b), ON_LIMIT):
+    moved = float(np.linalg.norm(swing - scale_swing_into_ellipse(swing, a, b)))
+    if moved > ON_LIMIT:
+        degrees = math.degrees(moved)
+        for axis, value, semi_axis in (("X", swing[0], a), ("Z", swing[1], b)):
+            if semi_axis <= 0.0 and value != 0.0:
+                text = f"Swing {axis} must be 0 (its limit is 0): clamped by {degrees:.1f}°"
+                return 'ERROR', text
+        return 'ERROR', f"Swing clamped by {degrees:.1f}°"
+    # Within ON_LIMIT of the ellipse: is it on the boundary? A zero semi-axis (a hinge) leaves
+    # a segment: on its ends, not along it.
+    level = math.hypot(swing[0] / a if a > 0 else 0.0, swing[1] / b if b > 0 else 0.0)
+    positive = [axis for axis in (a, b) if axis > 0.0]
+    if not positive or level >= 1.0 - ON_LIMIT / max(min(positive), ON_LIMIT):
         return 'DECORATE_KEYFRAME', "Swing on the limit"
     return 'CHECKMARK', f"Swing inside ({100.0 * level:.0f}% of the limit)"
 

@@ -428,6 +428,7 @@ def write_keys(
     co = np.empty((n, 2), dtype=np.float32)
     co[:, 0] = times
     co[:, 1] = values
+    co[:, 1] += 0.0  # (-0.0 becomes 0.0: the fields would show "-0°")
     points.foreach_set("co", co.ravel())
     # Keys made by `keyframe_points.add` are BEZIER with AUTO_CLAMPED handles whatever the
     # preferences (measured in 4.2 and 5.0): set only what differs, in bulk.

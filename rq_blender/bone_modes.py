@@ -257,10 +257,11 @@ def leave_mode(
 def write_parameters(pose_bone: bpy.types.PoseBone, values: dict[str, Any]) -> None:
     """Store new values of existing parameter properties (``{"rq_vector": [x, y, z]}``, a
     float for ``rq_twist``) and tag the armature: drivers read ID properties set from Python
-    only after that."""
+    only after that. A -0.0 is stored as 0.0 (the same rotation; the fields would show
+    "-0°")."""
     stored: Any = pose_bone
     for name, value in values.items():
-        stored[name] = value
+        stored[name] = [float(v) + 0.0 for v in value] if np.ndim(value) else float(value) + 0.0
     pose_bone.id_data.update_tag()
 
 

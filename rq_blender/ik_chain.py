@@ -55,6 +55,8 @@ ROTATION_CHANNELS = ("rotation_quaternion", "rotation_euler", "rotation_axis_ang
 # chain's size (the largest coordinate of its frames, at least 1).
 MODEL_TOLERANCE = 1e-5
 LIMIT_NAMES = {"swing": "swing limit", "twist_min": "twist min", "twist_max": "twist max"}
+# A target counts as reached within this fraction of the chain's length (issue 14's 1e-4).
+REACHED = 1e-4
 
 
 @dataclass

@@ -31,6 +31,12 @@ def rotation_prop(mode: str) -> str:
     return ROTATION_PROPS.get(mode, "rotation_euler")
 
 
+def evaluate(obj) -> None:
+    """Re-evaluate after setting ID properties from Python (which sends no update)."""
+    obj.update_tag()
+    bpy.context.view_layer.update()
+
+
 def armature(
     bone_names: Sequence[str] = ("Bone",), chain: bool = True, straight: bool = False
 ) -> bpy.types.Object:

@@ -9,16 +9,11 @@ import math
 import bpy
 import numpy as np
 import pytest
-from rigs import armature
+from rigs import armature, evaluate
 
 
 def rotation(pose_bone) -> np.ndarray:
     return np.array(pose_bone.matrix_basis, dtype=np.float64)[:3, :3]
-
-
-def evaluate(obj) -> None:
-    obj.update_tag()
-    bpy.context.view_layer.update()
 
 
 def test_entering_rq_from_the_current_rotation_does_not_move_the_bone(addon):

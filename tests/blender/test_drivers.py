@@ -19,7 +19,7 @@ import time
 import bpy
 import numpy as np
 import pytest
-from rigs import armature
+from rigs import armature, evaluate
 
 TINY = (0.0, 1e-12, -1e-12, 1e-6, -1e-6, 5e-5, -5e-5, 1e-4, 1.5e-4)
 
@@ -83,12 +83,6 @@ def basis_rotation(pose_bone) -> np.ndarray:
 
 def tolerance(magnitude: float) -> float:
     return 1e-6 + 2.0**-23 * magnitude
-
-
-def evaluate(obj) -> None:
-    """Re-evaluate after setting ID properties from Python (which sends no update)."""
-    obj.update_tag()
-    bpy.context.view_layer.update()
 
 
 # ---------------------------------------------------------------- fixtures

@@ -16,16 +16,12 @@ import numpy as np
 import pytest
 import rigs
 from mathutils import Euler
+from rigs import evaluate
 from rigs_operators import addon_module
 from whole_state import differences, whole_state
 
 REACHED = 1e-4  # of the chain's length
 REPORT = re.compile(r"^(Info|Warning): (.*)$", re.MULTILINE)
-
-
-def evaluate(obj) -> None:
-    obj.update_tag()
-    bpy.context.view_layer.update()
 
 
 def tail(obj, name: str) -> np.ndarray:
