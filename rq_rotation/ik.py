@@ -180,22 +180,6 @@ ON_BOUNDARY = 1e-9
 #: move is across the line, so Gauss-Newton's step is zero. At most `ESCAPES` such steps a
 #: solve.
 ESCAPE_CURVATURE = 1e-8
-#: Out of reach, the poses that approach the target as closely as the one found are, to
-#: second order, those along the directions in which the reach's Hessian (`_position_hessian`)
-#: has at most this curvature (chain lengths squared per radian squared): a straight chain
-#: turned about its own line. Along the others (bending it, which the reach's Jacobian alone
-#: does not see at first order) the end effector falls back at second order, and no chord
-#: step can take that back: the angles' steps there were refused until the solve stopped,
-#: an arm reaching 1.5 chain lengths away rolled 60 degrees where 41 would do.
-CLOSEST_FLAT = 1e-8
-#: Along those directions a step's end is pulled back by chords, which cannot take back
-#: what it loses along the residual (the reach Jacobian's range does not hold it): the reach
-#: may fall back by at most this fraction of the residual a step (and `_settled`'s cap of
-#: 1e-9 in all; at the cap's 1e-9 a step, a stretched arm ended 1e-9 farther); the
-#: minimization ends once a step gains less than `FLAT_GAIN` of the squared angles (a
-#: 3-joint chain crept along at 1.5e-11 a step to `max_iterations`).
-FLAT_SLACK = 1e-10
-FLAT_GAIN = 1e-9
 ESCAPES = 4
 #: Slow steps (the BFGS model's) each gaining less than this fraction of the residual are a
 #: crawl worth testing for a saddle (the demo's straight arm crawled at 0.2% a step); a slow
@@ -209,6 +193,23 @@ ESCAPE_CRAWL = 1e-2
 #: first length is `MAX_STEP` (at 0.05 a straight 10-joint tail toward the middle of its line
 #: then crawled, 1.6e-5 short).
 ESCAPE_STEP = 0.05
+
+#: Out of reach, the poses that approach the target as closely as the one found are, to
+#: second order, those along the directions in which the reach's Hessian (`_position_hessian`)
+#: has at most this curvature (chain lengths squared per radian squared): a straight chain
+#: turned about its own line. Along the others (bending it, which the reach's Jacobian alone
+#: does not see at first order) the end effector falls back at second order, and no chord
+#: step can take that back: the angles' steps there were refused until the solve stopped,
+#: an arm aimed two thirds of its length beyond its reach rolled 60 degrees where 41 do.
+CLOSEST_FLAT = 1e-8
+#: Along those directions a step's end is pulled back by chords, which cannot take back
+#: what it loses along the residual (the reach Jacobian's range does not hold it): the reach
+#: may fall back by at most this fraction of the residual a step (and `_settled`'s cap of
+#: 1e-9 in all; at the cap's 1e-9 a step, a stretched arm ended 1e-9 farther); the
+#: minimization ends once a step gains less than `FLAT_GAIN` of the squared angles (a
+#: 3-joint chain crept along at 1.5e-11 a step to `max_iterations`).
+FLAT_SLACK = 1e-10
+FLAT_GAIN = 1e-9
 
 #: Below this angle the kernels use the first two terms of their series (whose next terms
 #: are below 1e-20 relative there) instead of the closed forms' 0/0.
