@@ -121,16 +121,25 @@ class POSE_OT_rq_bake(bpy.types.Operator):
         subtype='ANGLE',
     )
 
+    # (SKIP_SAVE: a range remembered from the last bake, seen only in the redo panel, cut the
+    # next bake's bones to it)
     use_frame_range: BoolProperty(  # type: ignore[valid-type]
         name="Frame Range",
         default=False,
         description="Bake the frames from Start to End instead of each bone's keyed range",
+        options={'SKIP_SAVE'},
     )
     frame_start: IntProperty(  # type: ignore[valid-type]
-        name="Start Frame", default=1, description="First frame to bake (with Frame Range)"
+        name="Start Frame",
+        default=1,
+        description="First frame to bake (with Frame Range)",
+        options={'SKIP_SAVE'},
     )
     frame_end: IntProperty(  # type: ignore[valid-type]
-        name="End Frame", default=250, description="Last frame to bake (with Frame Range)"
+        name="End Frame",
+        default=250,
+        description="Last frame to bake (with Frame Range)",
+        options={'SKIP_SAVE'},
     )
 
     @classmethod
@@ -181,7 +190,14 @@ class POSE_OT_rq_bake(bpy.types.Operator):
         except Exception as error:
             return transaction.report_failure(self, error)
         headline, details = bake_message(reports.labels(TARGET_ITEMS)[self.target], bones, counts)
-        reports.report(self, 'INFO', headline, details)
+        outside = [plan for _, object_plans in plans for plan in object_plans if plan.keys_outside]
+        if outside:
+            cut = (
+                f"{reports.plural(len(outside), 'bone')} had keys outside frames "
+                f"{self.frame_start}-{self.frame_end}, which now hold the range's end poses"
+            )
+            headline, details = f"{headline}; {cut}", [*details, cut]
+        reports.report(self, 'WARNING' if outside else 'INFO', headline, details)
         return {'FINISHED'}
 
 

@@ -72,8 +72,14 @@ class POSE_OT_rq_set_mode(bpy.types.Operator):
     mode: EnumProperty(  # type: ignore[valid-type]
         name="Mode", items=MODE_ITEMS, default=RQ, description="Rotation mode to switch to"
     )
+    # (SKIP_SAVE: the mode menu reran a strategy remembered from the redo panel, which the
+    # Info editor's line, leaving it out, could not replay)
     strategy: EnumProperty(  # type: ignore[valid-type]
-        name="Keys", items=STRATEGY_ITEMS, default='KEYS', description="How to convert animation"
+        name="Keys",
+        items=STRATEGY_ITEMS,
+        default='KEYS',
+        description="How to convert animation",
+        options={'SKIP_SAVE'},
     )
     tolerance: FloatProperty(  # type: ignore[valid-type]
         name="Tolerance",
@@ -103,6 +109,15 @@ class POSE_OT_rq_set_mode(bpy.types.Operator):
             cls.poll_message_set("Select the pose bones to switch")
             return False
         return True
+
+    def draw(self, _context: bpy.types.Context) -> None:
+        layout = self.layout
+        layout.use_property_split = True
+        layout.prop(self, "mode")
+        layout.prop(self, "strategy")
+        row = layout.row()
+        row.active = self.strategy == 'SAMPLED'  # (Keep Key Times reduces nothing)
+        row.prop(self, "tolerance")
 
     def invoke(self, context: bpy.types.Context, event: bpy.types.Event) -> set[str]:
         if not self.properties.is_property_set("tolerance"):

@@ -105,6 +105,9 @@ class BonePlan:
     limited_keys: int = 0
     # Set by `apply_plan`: the limits were widened.
     widened: bool = False
+    # SAMPLED over given frames: the source keys outside them (the bone holds the first and
+    # last frames' poses there once its source curves are replaced).
+    keys_outside: int = 0
 
 
 class StaticValues:
@@ -267,6 +270,7 @@ def plan_conversion(
                 interpolation = _interpolation_at(channels, keys)
             else:
                 first, last = frames or (math.floor(keys[0]), math.ceil(keys[-1]))
+                plan.keys_outside += int(np.count_nonzero((keys < first) | (keys > last)))
                 times = np.arange(first, last + 1, dtype=np.float64)
                 interpolation = None
             group = next(

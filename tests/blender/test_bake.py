@@ -93,6 +93,29 @@ def test_frame_range_bakes_those_frames_only(addon):
     _assert_matches(before, rigs.pose_matrices(obj, frames), "frame range")
 
 
+def test_a_frame_range_is_reported_where_it_cuts_keys_and_not_remembered(addon, capsys):
+    """Keys outside the range are lost to the bake (the bone holds the range's end poses
+    there): the report says so. And the range is not remembered: in Blender's window a range
+    seen only in the redo panel cut the next bake (a button press) to it without a word.
+    Blender keeps an operator's last properties in the window only, so headless what can be
+    checked is the flag that keeps it from them (as for the conversion's strategy)."""
+    obj = ro.rq_rig({"Spin": ro.shell_keys()})
+    capsys.readouterr()
+    assert bpy.ops.pose.rq_bake(use_frame_range=True, frame_start=5, frame_end=12) == {
+        'FINISHED'
+    }
+    out = capsys.readouterr().out
+    assert "1 bone had keys outside frames 5-12, which now hold the range's end poses" in out
+    times, _ = _quaternion_keys(obj, "Spin")
+    assert (times[0], times[-1]) == (5.0, 12.0)
+    for operator, names in (
+        (bpy.ops.pose.rq_bake, ("use_frame_range", "frame_start", "frame_end")),
+        (bpy.ops.pose.rq_set_mode, ("strategy",)),
+    ):
+        properties = operator.get_rna_type().properties
+        assert all(properties[name].is_skip_save for name in names)
+
+
 def test_frame_range_that_ends_before_it_starts_changes_nothing(addon):
     obj = ro.rq_rig({"Spin": ro.shell_keys()})
     before = rigs.pose_matrices(obj, ro.frame_range(obj))
