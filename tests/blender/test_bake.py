@@ -101,9 +101,7 @@ def test_a_frame_range_is_reported_where_it_cuts_keys_and_not_remembered(addon, 
     checked is the flag that keeps it from them (as for the conversion's strategy)."""
     obj = ro.rq_rig({"Spin": ro.shell_keys()})
     capsys.readouterr()
-    assert bpy.ops.pose.rq_bake(use_frame_range=True, frame_start=5, frame_end=12) == {
-        'FINISHED'
-    }
+    assert bpy.ops.pose.rq_bake(use_frame_range=True, frame_start=5, frame_end=12) == {'FINISHED'}
     out = capsys.readouterr().out
     assert "1 bone had keys outside frames 5-12, which now hold the range's end poses" in out
     times, _ = _quaternion_keys(obj, "Spin")
