@@ -197,7 +197,14 @@ class POSE_OT_rq_bake(bpy.types.Operator):
                 f"{self.frame_start}-{self.frame_end}, which now hold the range's end poses"
             )
             headline, details = f"{headline}; {cut}", [*details, cut]
-        reports.report(self, 'WARNING' if outside else 'INFO', headline, details)
+        blended = [
+            note
+            for obj, object_plans in plans
+            if (note := conversion.blending_note(obj, object_plans)) is not None
+        ]
+        if blended:
+            headline, details = f"{headline}; blended actions", [*details, *blended]
+        reports.report(self, 'WARNING' if outside or blended else 'INFO', headline, details)
         return {'FINISHED'}
 
 

@@ -127,6 +127,30 @@ def actions_of(obj: bpy.types.Object) -> list[ActionUse]:
     return uses
 
 
+def blending(obj: bpy.types.Object) -> list[str]:
+    """Where actions animating ``obj`` blend with what lies below them, by name: the active
+    action at an influence below 1 or with a blending other than Replace, and unmuted NLA
+    strips with an animated influence, a blend in or out, or such a blending. NLA mixes each
+    F-curve channel on its own, so a rotation moved to other channels (a conversion, a bake)
+    blends differently there. Empty when every action replaces what lies below it fully."""
+    anim = obj.animation_data
+    if anim is None:
+        return []
+    found = []
+    if anim.action is not None and (
+        anim.action_influence < 1.0 or anim.action_blend_type != 'REPLACE'
+    ):
+        found.append(f"action '{anim.action.name}'")
+    for track in anim.nla_tracks:
+        if track.mute:
+            continue
+        for strip, _ in _strips(track.strips):
+            partial = strip.use_animated_influence or strip.blend_in > 0.0 or strip.blend_out > 0.0
+            if not strip.mute and (partial or strip.blend_type != 'REPLACE'):
+                found.append(f"strip '{strip.name}'")
+    return found
+
+
 def fcurve_owner(use: ActionUse, ensure: bool = False) -> compat.FCurveOwner | None:
     """The F-curve collection of ``use`` (see `compat.channelbag`)."""
     return compat.channelbag(use.action, use.slot, ensure=ensure)

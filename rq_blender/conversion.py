@@ -61,7 +61,7 @@ from ..rq_rotation.modes import (
     rotation_vectors,
     values_to_quat,
 )
-from . import animdata, bone_modes, compat, drivers
+from . import animdata, bone_modes, compat, drivers, reports
 
 STRATEGIES = ("KEYS", "SAMPLED")
 
@@ -204,6 +204,21 @@ def _interpolation_at(channels: Sequence[animdata.Channel | None], times: np.nda
         out[idx[hit]] = channel.keys.interpolation[hit]
         found[idx[hit]] = True
     return np.where(fcurve_math.supported_interpolation(out), out, fcurve_math.BEZIER)
+
+
+def blending_note(obj: bpy.types.Object, plans: Sequence[BonePlan]) -> str | None:
+    """A report line when animated planned bones of ``obj`` play through blended actions
+    (`animdata.blending`): the poses stay exact where one action replaces all below it at
+    full influence, not where they blend. None otherwise."""
+    if not any(plan.tracks for plan in plans):
+        return None
+    found = animdata.blending(obj)
+    if not found:
+        return None
+    return (
+        f"{reports.name_list(found)} blend{'s' if len(found) == 1 else ''} with the animation "
+        "below: NLA blends each channel on its own, so the pose can change where they blend"
+    )
 
 
 def plan_conversion(

@@ -213,6 +213,28 @@ def test_actions_in_nla_strips_convert_in_their_own_time(addon):
     assert keyed[0].keyframe_points[0].co[0] == 1.0  # the action's own frame range
 
 
+def test_blended_actions_are_reported(addon, capsys):
+    """NLA blends each F-curve channel on its own: an active action at influence 0.5 over a
+    strip blends Euler angles one way and RQ vectors another, so the converted pose changes
+    where they blend (a review measured up to 33 degrees). The conversion says so; a strip
+    alone, replacing at full influence, gets no such line."""
+    obj = _keyed_rig("XYZ", seed=3, names=("A",))
+    rigs.push_to_nla(obj)
+    capsys.readouterr()
+    assert _set_mode(mode="RQ", strategy="SAMPLED", tolerance=0.0) == {"FINISHED"}
+    assert "blend" not in capsys.readouterr().out
+    assert _set_mode(mode="XYZ", strategy="SAMPLED", tolerance=0.0) == {"FINISHED"}
+    pose_bone = obj.pose.bones["A"]
+    for frame, angle in ((1, 0.3), (9, -0.6)):
+        pose_bone.rotation_euler = (angle, 0.2, 0.1)
+        pose_bone.keyframe_insert("rotation_euler", frame=frame)
+    obj.animation_data.action_influence = 0.5
+    capsys.readouterr()
+    assert _set_mode(mode="RQ", strategy="SAMPLED", tolerance=0.0) == {"FINISHED"}
+    out = capsys.readouterr().out
+    assert "action '" in out and "blends with the animation below" in out, out
+
+
 def test_unkeyed_bones_just_change_mode(addon):
     obj = rigs.armature(["A"])
     pose_bone = obj.pose.bones["A"]
