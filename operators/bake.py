@@ -197,11 +197,7 @@ class POSE_OT_rq_bake(bpy.types.Operator):
                 f"{self.frame_start}-{self.frame_end}, which now hold the range's end poses"
             )
             headline, details = f"{headline}; {cut}", [*details, cut]
-        blended = [
-            note
-            for obj, object_plans in plans
-            if (note := conversion.blending_note(obj, object_plans)) is not None
-        ]
+        blended = conversion.blending_notes(plans)
         if blended:
             headline, details = f"{headline}; blended actions", [*details, *blended]
         reports.report(self, 'WARNING' if outside or blended else 'INFO', headline, details)

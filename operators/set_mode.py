@@ -149,10 +149,9 @@ class POSE_OT_rq_set_mode(bpy.types.Operator):
         except Exception as error:
             return transaction.report_failure(self, error)
         headline, details = set_mode_message(label, plans)
-        blended = conversion.blending_note(obj, plans)
-        if blended is not None:
-            details.append(blended)
-            headline += "; blended actions"
+        blended = conversion.blending_notes([(obj, plans)])
+        if blended:
+            headline, details = f"{headline}; blended actions", [*details, *blended]
         limited = any(plan.limited_keys for plan in plans)
         reports.report(self, 'WARNING' if limited or blended else 'INFO', headline, details)
         return {'FINISHED'}

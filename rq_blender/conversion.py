@@ -30,7 +30,7 @@ the closest point (the pose the joint can reach).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -206,19 +206,22 @@ def _interpolation_at(channels: Sequence[animdata.Channel | None], times: np.nda
     return np.where(fcurve_math.supported_interpolation(out), out, fcurve_math.BEZIER)
 
 
-def blending_note(obj: bpy.types.Object, plans: Sequence[BonePlan]) -> str | None:
-    """A report line when animated planned bones of ``obj`` play through blended actions
-    (`animdata.blending`): the poses stay exact where one action replaces all below it at
-    full influence, not where they blend. None otherwise."""
-    if not any(plan.tracks for plan in plans):
-        return None
-    found = animdata.blending(obj)
-    if not found:
-        return None
-    return (
-        f"{reports.name_list(found)} blend{'s' if len(found) == 1 else ''} with the animation "
-        "below: NLA blends each channel on its own, so the pose can change where they blend"
-    )
+def blending_notes(
+    work: Iterable[tuple[bpy.types.Object, Sequence[BonePlan]]],
+) -> list[str]:
+    """Report lines for the armatures of ``work`` (``(obj, its plans)``) whose animated planned
+    bones play through blended actions (`animdata.blending`): the poses stay exact where one
+    action replaces all below it at full influence, not where they blend."""
+    notes = []
+    for obj, plans in work:
+        found = animdata.blending(obj) if any(plan.tracks for plan in plans) else []
+        if found:
+            notes.append(
+                f"{reports.name_list(found)} blend{'s' if len(found) == 1 else ''} with the "
+                "animation below: NLA blends each channel on its own, so the pose can change "
+                "where they blend"
+            )
+    return notes
 
 
 def plan_conversion(
