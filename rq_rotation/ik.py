@@ -1378,14 +1378,21 @@ _Chord = tuple[NDArray[np.float64], NDArray[np.float64], list[float], NDArray[np
 
 class _StepParts:
     """What a step's last solve leaves for the rest of its iteration: ``chord``, the chord's
-    factors (`_pseudo_inverse`'s arguments; where a chord may be taken), and ``capped``,
-    whether its angles' part was cut to the square root of the residual (`WIDE_RESTORE`)."""
+    factors (`_pseudo_inverse`'s arguments; where a chord may be taken), ``capped``,
+    whether its angles' part was cut to the square root of the residual (`WIDE_RESTORE`),
+    and ``pieces``, a curved step's parts before that cut (`_assembled`'s ``z``, ``vt``,
+    ``reach``, ``tangent``, ``wanted``), from which `_wide_step` takes it wide without
+    solving again."""
 
-    __slots__ = ("capped", "chord")
+    __slots__ = ("capped", "chord", "pieces")
 
     def __init__(self) -> None:
         self.chord: _Chord | None = None
         self.capped = False
+        self.pieces: (
+            tuple[NDArray[np.float64], NDArray[np.float64], list[float], NDArray[np.float64], float]
+            | None
+        ) = None
 
     def pseudo_inverse(self) -> NDArray[np.float64]:
         """`_pseudo_inverse` of ``chord``."""
@@ -1443,8 +1450,10 @@ def _bfgs(
 
 #: Matrices up to this size are factorized in Python floats (`_cholesky`); numpy's wrappers
 #: cost more than the arithmetic below it (a Cholesky factorization of ``k`` rows takes about
-#: ``k^3 / 6`` multiplications).
-SMALL = 8
+#: ``k^3 / 6`` multiplications). A solve of 5 rows took 12 us either way, of 6, 7 and 8 rows
+#: 17, 22 and 30 us in Python floats against 14 us with numpy (the 3-joint arm's BFGS steps
+#: solve 7 rows).
+SMALL = 5
 
 
 def _cholesky(rows: list[list[float]], shift: float, floor: float) -> list[list[float]] | None:
@@ -1696,7 +1705,6 @@ def _solve(
             model: NDArray[np.float64] = model,
             newton: bool = newton,
             flat: NDArray[np.float64] | None = flat,
-            tangent_bound: float | None = None,
         ) -> NDArray[np.float64]:
             if hessian is None and not slow:  # far from the target (`CURVED_NEAR`)
                 return _levenberg_marquardt(state.j1 @ z, state.r1, damping)
@@ -1744,12 +1752,11 @@ def _solve(
                 # (a curved step whose angles' part is cut by sqrt(e1): `WIDE_RESTORE`)
                 wanted = math.sqrt(tangent @ tangent)
                 parts.capped = curved and wanted > limit
-                bound = limit if tangent_bound is None else tangent_bound
-                if wanted > bound:  # (`_bounded`, its length known)
-                    tangent = tangent * (bound / wanted)
+                parts.pieces = z, vt, reach, tangent, wanted
+                return _assembled(vt, reach, tangent, wanted, limit)
             return vt.T @ np.concatenate((reach, tangent))
 
-        step, z, held_box, held_ellipse = _constrained_step(
+        step, _, held_box, held_ellipse = _constrained_step(
             chain, state, solve, release, face=flat is not None
         )
         length = math.sqrt(step @ step)
@@ -1798,7 +1805,7 @@ def _solve(
             restorable = converged and last < math.inf
             bare = restorable or (converged and length * length < REACH_TOLERANCE)
             if parts.capped:  # wide, else the reach's part alone
-                step, p = _wide_step(chain, state, z, solve, held_box, held_ellipse, parts)
+                step, p = _wide_step(chain, state, held_box, held_ellipse, parts)
                 length = math.sqrt(step @ step)
             trial = chain.evaluate(p, not bare)
             # the gain against the linear model's: a step that gains less than a tenth of it
@@ -1961,11 +1968,24 @@ def _reach_hessian(chain: _Chain, state: _State) -> NDArray[np.float64]:
     return hessian
 
 
+def _assembled(
+    vt: NDArray[np.float64],
+    reach: list[float],
+    tangent: NDArray[np.float64],
+    wanted: float,
+    bound: float,
+) -> NDArray[np.float64]:
+    """A curved step in its basis from its parts in the SVD's directions (rows of ``vt``): the
+    reach's part, then the angles' part ``tangent`` (of length ``wanted``) cut to ``bound``
+    (`_bounded`, its length known)."""
+    if wanted > bound:
+        tangent = tangent * (bound / wanted)
+    return vt.T @ np.concatenate((reach, tangent))
+
+
 def _wide_step(
     chain: _Chain,
     state: _State,
-    z: NDArray[np.float64],
-    solve: Callable[..., NDArray[np.float64]],
     held_box: list[int],
     held_ellipse: list[int],
     parts: _StepParts,
@@ -1973,18 +1993,20 @@ def _wide_step(
     """A curved step whose angles' part was cut to ``sqrt(e1)`` taken wide (`WIDE_RESTORE`):
     ``(step (3n,), the point it leads to (n, 3))``.
 
-    In the basis ``z`` and the limits held of that step, the angles' part bounded by
-    `MAX_STEP`; the point is its end pulled back by chord steps (the reach's pseudo-inverse in
-    ``parts``, the same in that basis) until the residual is at most `WIDE_RESTORE`
-    of ``state``'s. Where they fall short, the step's reach part alone.
+    From that step's parts (``parts.pieces``: its basis ``z`` and the limits held), the angles'
+    part bounded by `MAX_STEP`; the point is its end pulled back by chord steps (the reach's
+    pseudo-inverse in ``parts``, the same in that basis) until the residual is at most
+    `WIDE_RESTORE` of ``state``'s. Where they fall short, the step's reach part alone.
     """
-    wide = z @ solve(z, tangent_bound=MAX_STEP)
+    assert parts.pieces is not None  # (set by the curved step's solve)
+    z, vt, reach_part, tangent, wanted = parts.pieces
+    wide = z @ _assembled(vt, reach_part, tangent, wanted, MAX_STEP)
     end = chain.evaluate(_advance(chain, state.p, wide, held_box, held_ellipse), False)
     pinv = parts.pseudo_inverse()
     restored = _restore(chain, end, pinv, 0.0, WIDE_RESTORE * state.e1)
     if restored is not None:
         return wide, restored.p
-    reach = z @ solve(z, tangent_bound=0.0)
+    reach = z @ _assembled(vt, reach_part, tangent, wanted, 0.0)
     return reach, _advance(chain, state.p, reach, held_box, held_ellipse)
 
 
