@@ -875,6 +875,39 @@ def test_out_of_reach_a_straight_chain_is_not_rolled_about_its_line():
     assert chain.evaluate(result.params, jacobians=False).e2 < 2.11
 
 
+def test_out_of_reach_the_angles_follow_a_curved_valley_of_closest_poses():
+    """A tail of six swing/twist joints (ellipses 0.5 x 0.7, twists -0.3..0.3) held by its
+    ellipses 1.2 short of a target: along the poses that approach as closely the angles'
+    steps lose reach at third order along the residual, where chord steps cannot take it
+    back; they were halved until they gained next to nothing, and the solve crept along to
+    `max_iterations` (0.67 s), its squared angles 1.2908. Newton's steps on the reach pull
+    each step back (`_retract`): 1.28283 in 38 iterations, as close to the target (SLSQP,
+    the reach allowed 1e-9 farther: 1.28279)."""
+    params = [
+        (0.1040, 0.1528, 0.0011),
+        (-0.0104, 0.0377, 0.0162),
+        (0.0891, 0.1321, 0.0979),
+        (-0.1123, 0.1564, -0.0080),
+        (-0.1043, -0.0738, -0.0716),
+        (-0.1076, 0.1045, -0.0512),
+    ]
+    joints = [
+        Joint(
+            "swing_twist",
+            p,
+            offset=offset(0.4) if i else np.eye(4),
+            swing_limit=(0.5, 0.7),
+            twist_limit=(-0.3, 0.3),
+        )
+        for i, p in enumerate(params)
+    ]
+    target = np.array([-2.7025, -0.9889, -2.5333])
+    result = solve_chain(joints, TIP, target)
+    assert result.iterations < 40
+    assert result.distance == pytest.approx(1.2068203, abs=1e-7)
+    assert squared_angles(joints, result.params) < 1.2829
+
+
 def test_a_limit_the_step_no_longer_crosses_is_let_go():
     """The benchmark's arm reaching a target: the steps' active set held the shoulder's
     ellipse and its twist's lower end, each joined when a step crossed it, and the solve
