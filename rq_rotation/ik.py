@@ -1885,14 +1885,14 @@ def _solve(
                     reaching, cap, anchor = False, *_settled(state)
             continue
         trial = None
-        pinv = parts.pseudo_inverse() if flat is None else None
+        chords = parts.pseudo_inverse() if flat is None else None
         for _ in range(10):
             # (out of reach the reach is kept where it is: a step along the flat directions
             # is pulled back by Newton's steps on the reach, which see what it loses)
             p = _advance(chain, state.p, step, held_box, held_ellipse)
-            if pinv is not None:
+            if chords is not None:
                 slack = cap + RESTORE_SLACK * float(step @ step)
-                trial = _restore(chain, chain.evaluate(p, False), pinv, anchor, slack)
+                trial = _restore(chain, chain.evaluate(p, False), chords, anchor, slack)
             else:
                 slack = min(cap, state.e1 * (1.0 + FLAT_SLACK))
                 trial = _retract(chain, p, held_box, held_ellipse, slack)
