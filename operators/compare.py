@@ -13,9 +13,10 @@ import numpy as np
 from bpy.props import IntProperty
 
 from .. import rq_rotation as rq
-from ..rq_blender import animdata, comparison_image, parameter_curves, reports
+from ..rq_blender import animdata, bone_modes, comparison_image, parameter_curves, reports
 from ..rq_blender.registration import register_classes_factory
-from ..rq_rotation.modes import RQ_VECTOR
+from ..rq_rotation.keyframes.continuity import held_jumps
+from ..rq_rotation.modes import RQ, RQ_VECTOR, mode_label
 from . import spline_interpolate
 
 if TYPE_CHECKING:
@@ -34,9 +35,9 @@ CURVE_LABELS = {
 REFERENCE = "rq_catmull_rom"
 
 
-def compare_message(bone: str, result: dict) -> tuple[str, list[str]]:
+def compare_message(bone: str, result: dict, keys: int, jumps: int) -> tuple[str, list[str]]:
     """``(headline, details)`` of a comparison (`rq_rotation.compare_interpolations`'s
-    ``result``) over the keys of ``bone``."""
+    ``result``) over ``keys`` keys of ``bone``, ``jumps`` held jumps' second keys left out."""
     angles = {
         CURVE_LABELS[k]: math.degrees(a)
         for k, a in result["max_angle_to_rq"].items()
@@ -47,7 +48,16 @@ def compare_message(bone: str, result: dict) -> tuple[str, list[str]]:
     }
     worst = max(angles, key=lambda name: angles[name])
     reference = CURVE_LABELS[REFERENCE]
+    used = f"Over {reports.plural(keys, 'key')} of {bone}"
+    if jumps:
+        # (the same rotation in another chart: as a key of its own it would be a segment
+        # of no length, on which squad's tangents spike)
+        used += (
+            f", leaving out the second key of {reports.plural(jumps, 'held jump')} "
+            "(a change of chart that Spline Interpolation writes)"
+        )
     return f"{bone}: up to {angles[worst]:.1f}° from the RQ spline ({worst})", [
+        used,
         f"Largest angle to {reference}: "
         + ", ".join(f"{name} {angle:.2f}°" for name, angle in angles.items()),
         "Peak angular speed (°/frame): "
@@ -80,6 +90,12 @@ class POSE_OT_rq_compare_interpolation(bpy.types.Operator):
         if context.active_pose_bone is None:
             cls.poll_message_set("No active bone")
             return False
+        mode = bone_modes.current_mode(context.active_pose_bone)
+        if mode != RQ:
+            cls.poll_message_set(
+                f"The active bone is in {mode_label(mode)}: compare works on RQ keys"
+            )
+            return False
         return True
 
     def execute(self, context: bpy.types.Context) -> set[OperatorReturnItems]:
@@ -103,7 +119,12 @@ class POSE_OT_rq_compare_interpolation(bpy.types.Operator):
         if curves is None or times is None or len(times) < 2:
             self.report({'WARNING'}, f"{pose_bone.name} needs RQ keys at 2 or more frames")
             return {'CANCELLED'}
-        result = rq.compare_interpolations(times, rq.rq_to_quat(curves.values(times)), self.samples)
+        keys = [None if c is None else c.keys for c in curves.channels]
+        kept = times[~held_jumps([keys], [times])]
+        if len(kept) < 2:
+            self.report({'WARNING'}, f"{pose_bone.name} needs RQ keys at 2 or more frames")
+            return {'CANCELLED'}
+        result = rq.compare_interpolations(kept, rq.rq_to_quat(curves.values(kept)), self.samples)
         speeds = {CURVE_LABELS[k]: np.degrees(v) for k, v in result["angular_speed"].items()}
         pixels = comparison_image.plot_lines(
             result["t"], speeds, x_label="Frame", y_label="Angular speed (°/frame)"
@@ -112,7 +133,9 @@ class POSE_OT_rq_compare_interpolation(bpy.types.Operator):
         for area in context.screen.areas if context.screen is not None else ():
             if area.type == 'IMAGE_EDITOR':
                 area.spaces.active.image = image  # type: ignore[union-attr]
-        headline, details = compare_message(pose_bone.name, result)
+        headline, details = compare_message(
+            pose_bone.name, result, len(kept), len(times) - len(kept)
+        )
         reports.report(self, 'INFO', headline, details)
         return {'FINISHED'}
 

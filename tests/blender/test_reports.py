@@ -138,7 +138,7 @@ def test_headlines_fit_the_status_bar_at_their_longest(addon):
         spline.interpolate_message("Automatic Bezier", 120, 120, 9999, 999, 99, 0.1, names)[0],
         reparameterize.reparameterize_message(0, names, names, math.pi)[0],
         reparameterize.reparameterize_message(120, names, names, math.pi)[0],
-        compare.compare_message(names[0], result)[0],
+        compare.compare_message(names[0], result, 9999, 999)[0],
         ro.addon_module("operators.bake").bake_message("Quaternion", 120, [12, 99999])[0],
     ]
     for headline in headlines:
