@@ -63,12 +63,15 @@ def interpolate_message(
     if converted:
         details.append(f"Converted {reports.plural(converted, 'native bone')} to RQ first")
     if off:
-        # Only a fast turn (radians per frame) next to the identity on a shell with a turning
-        # axis gets here: a held jump stands still for `spline_keys.JUMP_GAP` frames, one
-        # continuous chart swings along the shell (see spline_keys).
+        # A fast turn (radians per frame) next to the identity on a shell with a turning
+        # axis (a held jump stands still for `spline_keys.JUMP_GAP` frames, one continuous
+        # chart swings along the shell: see spline_keys), a key on a shell, or a tolerance
+        # finer than float32 values can follow.
         names = reports.name_list(sorted(off), 20)
         details.append(
-            f"Deviation beyond the tolerance on {names} (a fast turn next to a 360° shell)"
+            f"Deviation beyond the tolerance on {names}: a tolerance of "
+            f"{math.degrees(worst):.3g}° or more is met (keys cannot follow a fast turn "
+            "next to a 360° shell, nor closer than F-curves' float32 values)"
         )
     return headline, details
 
