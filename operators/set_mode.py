@@ -149,6 +149,9 @@ class POSE_OT_rq_set_mode(bpy.types.Operator):
         except Exception as error:
             return transaction.report_failure(self, error)
         headline, details = set_mode_message(label, plans)
+        gaps = conversion.key_gap_notes(plans)
+        if gaps:
+            headline, details = f"{headline}; in-betweens may change", [*details, *gaps]
         blended = conversion.blending_notes([(obj, plans)])
         if blended:
             headline, details = f"{headline}; blended actions", [*details, *blended]

@@ -37,7 +37,7 @@ from typing import Any, cast
 import bpy
 import numpy as np
 
-from ..rq_rotation import clamp_twist, scale_swing_into_ellipse
+from ..rq_rotation import clamp_twist, quat_angle_between, scale_swing_into_ellipse
 from ..rq_rotation.keyframes import fcurve_math
 from ..rq_rotation.keyframes.continuity import continuous_values
 from ..rq_rotation.keyframes.limits import fit_to_limits, limits_restrict_nothing, shorten_swings
@@ -222,6 +222,45 @@ def blending_notes(
                 "where they blend"
             )
     return notes
+
+
+# Keep Key Times: keys farther apart than this (radians) get a note in the report. Between
+# keys the new channels interpolate in another parameterization: a review measured a steady
+# spin about a tilted axis, RQ to swing/twist, moved by 5 degrees between keys 30 degrees
+# apart, 24 at 90 and 57 at 115 (Euler keys 70-100 degrees apart to RQ: 16.5).
+KEY_GAP_NOTE = math.radians(15.0)
+
+
+def key_gap_notes(plans: Sequence[BonePlan]) -> list[str]:
+    """Report lines for the Keep Key Times tracks of ``plans`` whose consecutive keys (a
+    moving segment: not CONSTANT) turn by more than `KEY_GAP_NOTE`: the keys pose the bone
+    exactly, the motion between them may change (a SAMPLED conversion keeps it). One pass
+    over every track's keys."""
+    owners, tracks = [], []
+    for number, plan in enumerate(plans):
+        for track in plan.tracks:
+            if track.interpolation is not None:
+                owners.append(number)
+                tracks.append(track)
+    if not tracks:
+        return []
+    quats = np.concatenate([t.source_quats for t in tracks])
+    moving = np.concatenate([t.interpolation != fcurve_math.CONSTANT for t in tracks])
+    last = np.cumsum([len(t.times) for t in tracks]) - 1  # each track's last key: no segment
+    moving[last] = False
+    turns = np.zeros(len(quats))
+    turns[:-1] = quat_angle_between(quats[:-1], quats[1:])
+    turns[~moving] = 0.0
+    widest = np.maximum.reduceat(turns, np.concatenate([[0], last[:-1] + 1]))
+    wide = widest > KEY_GAP_NOTE
+    if not wide.any():
+        return []
+    names = list(dict.fromkeys(plans[owners[i]].name for i in np.flatnonzero(wide)))
+    return [
+        f"Keys up to {math.degrees(float(widest.max())):.0f}° apart on "
+        f"{reports.name_list(names)}: the keys pose them exactly, the motion between such "
+        "keys can change by several degrees (Sample and Reduce keeps it)"
+    ]
 
 
 def plan_conversion(

@@ -75,7 +75,7 @@ def test_bake_message_counts(addon):
 
 def test_set_mode_names_the_mode_as_the_menu_does(addon, capsys):
     obj = rigs.armature(("A", "B"))
-    rigs.key_rotation(obj.pose.bones["A"], "XYZ", [(1.0, (0.1, 0.2, 0.3)), (9.0, (0.4, 0.1, 0))])
+    rigs.key_rotation(obj.pose.bones["A"], "XYZ", [(1.0, (0.1, 0.2, 0.3)), (9.0, (0.2, 0.1, 0.3))])
     capsys.readouterr()
     assert bpy.ops.pose.rq_set_mode(mode='SWING_TWIST') == {'FINISHED'}
     assert _headline(capsys) == "Switched 2 bones to Swing/Twist (1 animated)"

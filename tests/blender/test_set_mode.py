@@ -235,6 +235,29 @@ def test_blended_actions_are_reported(addon, capsys):
     assert "action '" in out and "blends with the animation below" in out, out
 
 
+def test_keep_key_times_says_where_keys_are_far_apart(addon, capsys):
+    """Keep Key Times poses the bone exactly at its keys; between them the new channels
+    interpolate in another parameterization (a review measured a steady spin, RQ to
+    swing/twist, moved by 57 degrees between keys 115 degrees apart, with no word in the
+    report). Keys farther apart than `conversion.KEY_GAP_NOTE` are named; close keys, and
+    the same keys converted by Sample and Reduce, are not."""
+    axis = np.array([0.3, 0.2, 0.9]) / np.linalg.norm([0.3, 0.2, 0.9])
+    for step, noted in ((math.radians(115), True), (math.radians(5), False)):
+        obj = rigs.armature(("A",))
+        rigs.key_rotation(
+            obj.pose.bones["A"], "AXIS_ANGLE", [(1 + 10 * k, (k * step, *axis)) for k in range(4)]
+        )
+        capsys.readouterr()
+        assert _set_mode(mode="RQ") == {"FINISHED"}
+        out = capsys.readouterr().out
+        assert ("in-betweens may change" in out) == noted, out
+        if noted:
+            assert "Keys up to 115° apart on A" in out, out
+            assert _set_mode(mode="QUATERNION", strategy="SAMPLED") == {"FINISHED"}
+            assert "apart" not in capsys.readouterr().out
+        bpy.data.objects.remove(obj)
+
+
 def test_unkeyed_bones_just_change_mode(addon):
     obj = rigs.armature(["A"])
     pose_bone = obj.pose.bones["A"]
