@@ -43,7 +43,10 @@ def _finite(a: NDArray[np.float64], name: str) -> None:
 
 
 def as_float_array(a: ArrayLike, name: str) -> NDArray[np.float64]:
-    """Return ``a`` as a float64 ndarray, rejecting non-numeric data and NaN/inf."""
+    """Return ``a`` as a float64 ndarray, rejecting non-numeric data (None, which numpy
+    would read as NaN, and complex arrays, whose imaginary parts it would drop) and NaN/inf."""
+    if a is None or getattr(getattr(a, "dtype", None), "kind", "") == "c":
+        raise ValueError(f"{name} must be an array of real numbers")
     try:
         arr = np.asarray(a, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -57,6 +60,19 @@ def as_vectors(a: ArrayLike, name: str, dim: int = 3) -> NDArray[np.float64]:
     arr = as_float_array(a, name)
     if arr.ndim == 0 or arr.shape[-1] != dim:
         raise ValueError(f"{name} must have shape (..., {dim}), got {arr.shape}")
+    return arr
+
+
+def as_near(near: ArrayLike, stack: tuple[int, ...]) -> NDArray[np.float64]:
+    """Reference vectors ``near`` (..., 3) whose stack broadcasts against ``stack``, the stack
+    of the rotations they are near to."""
+    arr = as_vectors(near, "near")
+    try:
+        np.broadcast_shapes(arr.shape[:-1], stack)
+    except ValueError:
+        raise ValueError(
+            f"near's stack {arr.shape[:-1]} does not broadcast against the rotations' {stack}"
+        ) from None
     return arr
 
 

@@ -14,7 +14,15 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._checks import EULER_ORDERS, EulerOrder, as_matrices, as_quats, as_vectors, check_order
+from ._checks import (
+    EULER_ORDERS,
+    EulerOrder,
+    as_matrices,
+    as_near,
+    as_quats,
+    as_vectors,
+    check_order,
+)
 from .quaternion import _quat_to_matrix_unit
 
 __all__ = [
@@ -190,7 +198,7 @@ def matrix_to_euler(
     m = as_matrices(m, "m")
     order = check_order(order)
     if near is not None:
-        near = as_vectors(near, "near")
+        near = as_near(near, m.shape[:-2])
     e1, e2 = _two_solutions(m, order)
     return _select(e1, e2, near)
 

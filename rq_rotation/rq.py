@@ -16,6 +16,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from ._checks import (
     as_matrices,
+    as_near,
     as_quats,
     as_vectors,
     check_zero_quats,
@@ -257,7 +258,7 @@ def quat_to_rq(q: ArrayLike, near: ArrayLike | None = None) -> NDArray[np.float6
     """
     q = as_quats(q, "q", normalize=False)
     if near is not None:
-        near = as_vectors(near, "near")
+        near = as_near(near, q.shape[:-1])
     return _quat_to_rq(q, near)
 
 
@@ -285,7 +286,7 @@ def matrix_to_rq(m: ArrayLike, near: ArrayLike | None = None) -> NDArray[np.floa
     """
     m = as_matrices(m, "m")
     if near is not None:
-        near = as_vectors(near, "near")
+        near = as_near(near, m.shape[:-2])
     return _quat_to_rq(_matrix_to_quat(m), near)
 
 

@@ -350,6 +350,16 @@ def test_axis_angle_conversions(rng):
         (rq.matrix_to_quat, np.eye(4), r"m must have shape \(\.\.\., 3, 3\)"),
         (rq.quat_multiply, ([1.0, 0, 0, np.nan], [1.0, 0, 0, 0]), "p contains NaN"),
         (rq.euler_to_quat, ([0.0, 0, 0], "XYX"), "order must be one of"),
+        # (numpy reads None as NaN, and drops a complex array's imaginary parts with a warning)
+        (rq.rq_to_quat, None, "v must be an array of real numbers"),
+        (rq.rq_to_quat, np.array([0.0, 0.0, 1j]), "v must be an array of real numbers"),
+        # (numpy's own broadcast error named neither argument)
+        (
+            rq.quat_to_rq,
+            (np.ones((3, 4)), np.zeros((2, 3))),
+            r"near's stack \(2,\) does not broadcast against the rotations' \(3,\)",
+        ),
+        (rq.matrix_to_euler, (np.eye(3)[None].repeat(3, 0), "XYZ", np.zeros((2, 3))), "near's"),
     ],
 )
 def test_bad_input(func, arg, match):
