@@ -47,7 +47,8 @@ def set_mode_message(label: str, plans: list[conversion.BonePlan]) -> tuple[str,
     widened = [plan.name for plan in plans if plan.widened]
     if widened:
         details.append(
-            f"Widened the joint limits of {reports.name_list(widened)} to cover their spins"
+            f"Widened the joint limits of {reports.name_list(widened)} to cover "
+            f"{'its animation' if len(widened) == 1 else 'their animation'}"
         )
     limited = [plan for plan in plans if plan.limited_keys]
     if limited:
