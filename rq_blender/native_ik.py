@@ -76,10 +76,16 @@ def boundary_radii(a: float, b: float, phi: np.ndarray) -> tuple[np.ndarray, np.
     b)|``; Blender's IK: ``2 asin(1 / |(cos phi / sin(a/2), sin phi / sin(b/2))|)``. A zero
     semi-axis gives radius 0 off the other axis."""
     c, s = np.cos(phi), np.sin(phi)
+
+    def ratio(x: np.ndarray, y: float) -> np.ndarray:
+        # x / y, with 0 along a zero semi-axis's own axis (0 / 0: a hinge bends there)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(x == 0.0, 0.0, x / y)
+
     with np.errstate(divide="ignore"):
-        addon = 1.0 / np.hypot(c / a, s / b)
+        addon = 1.0 / np.hypot(ratio(c, a), ratio(s, b))
         ik = 2.0 * np.arcsin(
-            np.minimum(1.0, 1.0 / np.hypot(c / math.sin(a / 2), s / math.sin(b / 2)))
+            np.minimum(1.0, 1.0 / np.hypot(ratio(c, math.sin(a / 2)), ratio(s, math.sin(b / 2))))
         )
     return addon, ik
 

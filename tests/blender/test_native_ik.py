@@ -149,6 +149,23 @@ def test_blenders_ik_stops_at_the_twist_range(addon, twist, stop):
     assert np.hypot(*swing) < 1e-3
 
 
+def test_a_hinge_is_copied_and_reported_in_numbers(addon, capsys):
+    """A hinge (Z semi-axis 0): the boundary radii are the X semi-axis along X and 0 off it
+    (0 / 0 along X gave NaN, and the report read "differs from the ellipse by up to nan°")."""
+    native_ik = ro.addon_module("rq_blender.native_ik")
+    a = math.radians(140)
+    addon_radius, ik_radius = native_ik.boundary_radii(a, 0.0, np.array([0.0, 0.3, 0.5 * math.pi]))
+    assert addon_radius.tolist() == pytest.approx([a, 0.0, 0.0])
+    assert ik_radius.tolist() == pytest.approx([a, 0.0, 0.0])
+    obj = _swing_twist_bone((a, 0.0), (-0.3, 0.5))
+    capsys.readouterr()
+    assert bpy.ops.pose.rq_copy_limits_to_ik() == {'FINISHED'}
+    out = capsys.readouterr().out
+    assert "nan" not in out.lower(), out
+    arm = obj.pose.bones["Arm"]
+    assert (arm.ik_min_z, arm.ik_max_z) == pytest.approx((0.0, 0.0), abs=1e-6)
+
+
 def test_what_cannot_be_copied_exactly_is_reported(addon, capsys):
     obj = _swing_twist_bone((4.0, 0.5), (0.2, 0.6))
     capsys.readouterr()
