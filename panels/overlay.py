@@ -26,6 +26,7 @@ import gpu
 import numpy as np
 from bpy.props import BoolProperty, FloatProperty, PointerProperty
 from gpu_extras.batch import batch_for_shader
+from mathutils import Matrix
 
 from .. import rq_rotation as rq
 from ..rq_blender import bone_modes
@@ -147,6 +148,24 @@ class _Cache:
     batches: tuple[Any, Any] | None = None
 
 
+def _joint_frame(pose_bone: bpy.types.PoseBone) -> Matrix:
+    """The frame the bone's own rotation turns in (armature space, at its head): its rest
+    offset on the parent as posed, by Blender's own inheritance rules, with the bone's
+    location and none of its own constraints. (``matrix @ matrix_basis^-1`` is that frame
+    only while no constraint acts on the bone: under an IK the limits were drawn turned with
+    the constrained bone, 37-46 degrees off on an elbow.)"""
+    bone, parent = pose_bone.bone, pose_bone.parent
+    local = Matrix.Translation(pose_bone.location)
+    if parent is None:
+        return bone.convert_local_to_pose(local, bone.matrix_local)
+    return bone.convert_local_to_pose(
+        local,
+        bone.matrix_local,
+        parent_matrix=parent.matrix,
+        parent_matrix_local=parent.bone.matrix_local,
+    )
+
+
 def _collect(context: bpy.types.Context, size: float) -> tuple[list, bytes]:
     """Per swing/twist bone ``(joint matrix 4x4 scaled to the cone, pose, limits)``, and a key."""
     bones = []
@@ -162,7 +181,7 @@ def _collect(context: bpy.types.Context, size: float) -> tuple[list, bytes]:
                 continue
             if bone_modes.value_problems(pose_bone):
                 continue  # the panel says what is wrong; nothing to draw
-            joint = np.array(world @ pose_bone.matrix @ pose_bone.matrix_basis.inverted())
+            joint = np.array(world @ _joint_frame(pose_bone))
             joint[:3, :3] *= pose_bone.bone.length * size
             bones.append((joint, *_posed_parameters(pose_bone)))
     key = b"".join(
