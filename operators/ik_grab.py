@@ -211,7 +211,7 @@ class POSE_OT_rq_ik_grab(bpy.types.Operator):
             n
             for g in self.grabs
             if g.result is not None
-            for n in ik_chain.stopped_by(g.chain, g.result)
+            for n in ik_chain.at_limits(g.chain, g.result)
         ]
         text = f"Auto IK: chain length {self.length}"
         if distances:

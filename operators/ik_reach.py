@@ -85,7 +85,8 @@ class POSE_OT_rq_ik_reach(bpy.types.Operator):
             return transaction.report_failure(self, error)
         context.view_layer.update()
         distance = ik_chain.tail_distance(chain, target)
-        limits = ik_chain.stopped_by(chain, result)
+        limits = ik_chain.at_limits(chain, result)
+        stopping = ik_chain.stopped_by(chain, result)
         if distance <= ik_chain.REACHED * chain.length:
             headline = f"Reached the target with {reports.plural(len(chain.bones), 'bone')}"
             level = 'INFO'
@@ -95,11 +96,11 @@ class POSE_OT_rq_ik_reach(bpy.types.Operator):
         details = [f"Chain: {reports.name_list([b.name for b in chain.bones], shown=8)}"]
         if limits:
             details.append(f"At joint limits: {reports.name_list(limits, shown=8)}")
-            if level == 'WARNING':  # the limits' names, or their count if they are long
-                named = f"; stopped by {reports.name_list(limits, shown=1)}"
-                if len(headline + named) > reports.STATUS_LENGTH:
-                    named = f"; stopped by {reports.plural(len(limits), 'joint limit')}"
-                headline += named
+        if stopping and level == 'WARNING':  # their names, or their count if they are long
+            named = f"; stopped by {reports.name_list(stopping, shown=1)}"
+            if len(headline + named) > reports.STATUS_LENGTH:
+                named = f"; stopped by {reports.plural(len(stopping), 'joint limit')}"
+            headline += named
         reports.report(self, level, headline, details)
         return {'FINISHED'}
 

@@ -321,11 +321,22 @@ def key(chain: Chain) -> None:
             pose_mirror.key_rotation(pose_bone)
 
 
-def stopped_by(chain: Chain, result: IKResult) -> list[str]:
+def at_limits(chain: Chain, result: IKResult) -> list[str]:
     """``"Bone swing limit"``, ``"Bone twist max"``: the limits the result lies on."""
+    return _limit_names(chain, result.active)
+
+
+def stopped_by(chain: Chain, result: IKResult) -> list[str]:
+    """The limits that hold the result back (`IKResult.holding`), named as `at_limits` names
+    them: a limit the pose only lies on, such as a twist at its end on a chain stretched
+    straight and too short, stopped nothing."""
+    return _limit_names(chain, result.holding)
+
+
+def _limit_names(chain: Chain, per_joint: tuple[tuple[str, ...], ...]) -> list[str]:
     return [
         f"{bone.name} {LIMIT_NAMES[name]}"
-        for bone, names in zip(chain.bones, result.active, strict=True)
+        for bone, names in zip(chain.bones, per_joint, strict=True)
         for name in names
     ]
 

@@ -542,6 +542,11 @@ class IKResult:
     active : tuple of tuple of str
         Per joint, the limits the result lies on: ``"swing"`` (on the ellipse, or at an end of
         a hinge's segment), ``"twist_min"``, ``"twist_max"``.
+    holding : tuple of tuple of str
+        Of those, the ones that hold the end effector back (empty where the target is
+        reached): letting one go would bring it closer (a positive multiplier of the reach,
+        `_holding`). A chain stretched straight and too short has none, whatever limits its
+        pose happens to lie on.
     iterations : int
         Gauss-Newton iterations taken.
     moved : float
@@ -552,6 +557,7 @@ class IKResult:
     distance: float
     orientation_error: float | None
     active: tuple[tuple[str, ...], ...]
+    holding: tuple[tuple[str, ...], ...]
     iterations: int
     moved: float
 
@@ -1288,6 +1294,7 @@ def solve_chain(
         distance=math.dist(state.end.tolist(), target_a.tolist()),
         orientation_error=rot_err,
         active=_active(chain, state.p),
+        holding=_holding(chain, state),
         iterations=iterations,
         moved=math.sqrt(state.e2),
     )
@@ -2140,12 +2147,56 @@ def _restore(
     return trial if trial.e1 <= cap else None
 
 
+#: A limit holds the end effector back (`_holding`) where its multiplier of the reach exceeds
+#: this fraction of the residual (the multipliers of limits that do are of the residual's
+#: order; of those that do not, of the gradient's rounding).
+HOLDING = 1e-6
+
+
+def _holding(chain: _Chain, state: _State) -> tuple[tuple[str, ...], ...]:
+    """`_active`'s limits at ``state`` that hold the end effector back (`IKResult.holding`):
+    the multipliers ``mu`` of ``g + N mu = 0`` over the free parameters (``g`` the reach's
+    gradient ``J1^T r1``, ``N`` the limits' outward normals), fitted by least squares, above
+    `HOLDING` of the residual. None where the target is reached."""
+    if state.e1 <= REACH_TOLERANCE:
+        return ((),) * chain.n
+    state = chain.evaluate(state.p, jacobians=True)  # (a solve may end on a bare state)
+    on_box, normals = _limits_at(chain, state.p)
+    columns = []
+    for k, side in on_box:
+        column = np.zeros(3 * chain.n)
+        column[k] = side
+        columns.append(column)
+    for i, (n0, n1) in normals.items():
+        column = np.zeros(3 * chain.n)
+        column[3 * i], column[3 * i + 1] = n0, n1
+        columns.append(column / math.hypot(n0, n1))
+    if not columns:
+        return ((),) * chain.n
+    gradient = state.j1.T @ state.r1
+    mu = np.linalg.lstsq(np.array(columns).T[chain.free], -gradient[chain.free], rcond=None)[0]
+    held = mu > HOLDING * state.e1
+    return _names(
+        chain,
+        [limit for limit, h in zip(on_box, held[: len(on_box)], strict=True) if h],
+        {i for i, h in zip(normals, held[len(on_box) :], strict=True) if h},
+    )
+
+
 def _active(chain: _Chain, p: NDArray[np.float64]) -> tuple[tuple[str, ...], ...]:
     """Per joint, the names of the limits ``p`` lies on (see `IKResult.active`), from
     `_limits_at`: its ellipse or a hinge's end ("swing"), its twist range's ends (the lower
     one named if both are within `ON_BOUNDARY`)."""
     on_box, normals = _limits_at(chain, p)
-    swing = set(normals)
+    return _names(chain, on_box, set(normals))
+
+
+def _names(
+    chain: _Chain, on_box: list[tuple[int, float]], ellipses: set[int]
+) -> tuple[tuple[str, ...], ...]:
+    """Per joint, the names of limits: box bounds ``(index, direction)`` (the lower bounds
+    first) and the joints of ellipses (see `IKResult.active`)."""
+    swing = set(ellipses)
     twist: dict[int, str] = {}
     for k, side in on_box:  # (the lower ends first)
         joint, axis = divmod(k, 3)

@@ -178,6 +178,31 @@ def test_limits_hold_and_the_report_names_them_when_out_of_reach(addon, capsys):
     assert left == pytest.approx(np.linalg.norm(tail(obj, "Lower") - far), rel=1e-3)
 
 
+def test_a_straight_chain_too_short_is_stopped_by_no_limit(addon, capsys):
+    """A chain stretched straight at a target ahead, short of it: its twist sits at the end
+    of its range, but holds nothing back. The report said "stopped by Upper twist min"; it
+    names the limits the chain is at in the details only."""
+    bone_modes = addon_module("rq_blender.bone_modes")
+    obj = rigs.armature(("Upper", "Lower"), straight=True)
+    upper, lower = obj.pose.bones
+    bone_modes.enter_mode(upper, "SWING_TWIST", ((0.0, 0.0), -0.1))
+    upper["rq_twist_limit"] = [-0.1, 0.1]
+    upper["rq_swing_limit"] = [0.5, 0.5]
+    bone_modes.enter_mode(lower, "RQ", (0.0, 0.0, 0.0))
+    obj.data.bones.active = obj.data.bones["Lower"]
+    evaluate(obj)
+    ahead = np.array(obj.matrix_world @ lower.tail) + 0.45 * np.array(
+        obj.matrix_world.to_3x3() @ (lower.tail - upper.head).normalized()
+    )
+    capsys.readouterr()
+    assert bpy.ops.pose.rq_ik_reach(target=tuple(ahead)) == {'FINISHED'}
+    found = reports(capsys)
+    level, headline = found[-1]
+    assert level == "Warning" and headline.startswith("Out of reach by 0.45"), headline
+    assert "stopped by" not in headline, headline
+    assert any(text.startswith("At joint limits: Upper twist min") for _, text in found), found
+
+
 def test_native_locks_and_driven_bones_are_held(addon):
     obj = rigs.armature(("Root", "Euler", "Quat", "Driven", "Tip"))
     bones = obj.pose.bones

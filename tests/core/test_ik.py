@@ -1390,3 +1390,32 @@ def test_active_names_the_limits_a_pose_lies_on():
     elbow = hinge(limit=2.5)
     assert active(elbow, (-2.5, 0.0, 0.0)) == ("swing",)
     assert active(elbow, (1.0, 0.0, 0.0)) == ()
+
+
+def test_only_the_limits_that_hold_the_chain_back_are_holding():
+    """Out of reach, `IKResult.active` lists the limits the pose lies on and `holding` those
+    that hold the end effector back. A chain stretched straight at a target ahead, too short,
+    keeps its twist at the end of its range (nothing turns it): the twist is active but holds
+    nothing ("stopped by UpperArm twist min" read a report on a straight arm 0.45 short). Aimed
+    sideways past the ellipse, the swing holds it back."""
+    joints = [
+        Joint(
+            "swing_twist",
+            (0.0, 0.0, -0.3),
+            offset=offset(1.0) if i else np.eye(4),
+            swing_limit=(0.5, 0.5),
+            twist_limit=(-0.3, 0.3),
+        )
+        for i in range(2)
+    ]
+    tip = (0.0, 1.0, 0.0)
+    ahead = solve_chain(joints, tip, (0.0, 2.45, 0.0))
+    assert ahead.distance == pytest.approx(0.45, abs=1e-9)
+    assert ahead.active[0] == ("twist_min",)
+    assert ahead.holding == ((), ())
+    aside = solve_chain(joints, tip, (3.0, 0.5, 0.0))
+    assert aside.distance > 1.0
+    assert all("swing" in names for names in aside.holding), aside.holding
+    assert all("swing" in names for names in aside.active)
+    reached = solve_chain(joints, tip, (0.2, 1.95, 0.0))
+    assert reached.distance < 1e-9 and reached.holding == ((), ())
