@@ -155,7 +155,7 @@ def _joint_frame(pose_bone: bpy.types.PoseBone) -> Matrix:
     only while no constraint acts on the bone: under an IK the limits were drawn turned with
     the constrained bone, 37-46 degrees off on an elbow.)"""
     bone, parent = pose_bone.bone, pose_bone.parent
-    local = Matrix.Translation(tuple(pose_bone.location))
+    local = Matrix.Translation(pose_bone.location.to_tuple())
     if parent is None:
         return bone.convert_local_to_pose(local, bone.matrix_local)
     return bone.convert_local_to_pose(
