@@ -82,7 +82,7 @@ def bake_visual_message(
         if plan.widened:
             details.append(f"{name}: joint limits widened to cover the keys (they were open)")
     if muted:
-        details.append(f"Muted {reports.plural(muted, 'constraint')} of the baked bones")
+        details.append(f"Muted {reports.plural(muted, 'constraint')} posing the baked bones")
     if freed:
         kinds["IK"] = None
         details.append(

@@ -226,9 +226,9 @@ def plan_bake(bones: Sequence[BakeBone], sampled: Sampled) -> list[BonePlan]:
 
 @contextmanager
 def constraints_muted_on_failure(bones: Sequence[BakeBone]) -> Iterator[None]:
-    """Put the ``mute`` flags of the bones' constraints back if the block raises (what
-    `transaction.all_or_nothing` does not record)."""
-    mutes = [(c, c.mute) for bone in bones for c in bone.pose_bone.constraints]
+    """Put the ``mute`` flags of the constraints `mute_constraints` may mute back if the
+    block raises (what `transaction.all_or_nothing` does not record)."""
+    mutes = [(c, c.mute) for _, c in _constraints_on(bones)]
     try:
         yield
     except BaseException:
@@ -284,27 +284,55 @@ def write_plans(
 
 
 def mute_constraints(bones: Sequence[BakeBone]) -> tuple[int, list[str]]:
-    """Mute every constraint of the bones (reversibly: ``constraint.mute``); returns how many
-    were muted and the bones that were not baked but are in the chain of a muted IK
-    constraint (their pose changes too: IK turns the whole chain)."""
+    """Mute the constraints that pose the bones (`_constraints_on`, reversibly:
+    ``constraint.mute``); returns how many were muted and the bones that were not baked but
+    whose pose changes with them (an IK constraint turns its whole chain: the bone it is on
+    and the parents it reaches)."""
     baked = {(bone.obj.name_full, bone.name) for bone in bones}
     muted = 0
     freed: list[str] = []
-    for bone in bones:
-        for constraint in bone.pose_bone.constraints:
-            if constraint.mute:
-                continue
-            constraint.mute = True
-            muted += 1
-            if constraint.type == 'IK':
-                freed.extend(
-                    parent.name
-                    for parent in _ik_chain(
-                        bone.pose_bone, cast(bpy.types.KinematicConstraint, constraint).chain_count
-                    )
-                    if (bone.obj.name_full, parent.name) not in baked
-                )
+    for pose_bone, constraint in _constraints_on(bones):
+        if constraint.mute:
+            continue
+        constraint.mute = True
+        muted += 1
+        if constraint.type in IK_TYPES:
+            chain = [pose_bone, *_ik_chain(pose_bone, _chain_count(constraint))]
+            obj = pose_bone.id_data
+            freed.extend(b.name for b in chain if (obj.name_full, b.name) not in baked)
     return muted, list(dict.fromkeys(freed))
+
+
+# The constraints that turn the parents of the bone they are on (their ``chain_count``).
+IK_TYPES = ('IK', 'SPLINE_IK')
+
+
+def _chain_count(constraint: bpy.types.Constraint) -> int:
+    return cast(bpy.types.KinematicConstraint, constraint).chain_count
+
+
+def _constraints_on(
+    bones: Sequence[BakeBone],
+) -> list[tuple[bpy.types.PoseBone, bpy.types.Constraint]]:
+    """``(pose bone, constraint)`` for each constraint that poses one of the bones: their own,
+    and the IK constraints of other bones whose chain reaches one (an IK on a hand turns the
+    forearm and upper arm baked without it)."""
+    baked = {(bone.obj.name_full, bone.name) for bone in bones}
+    found = [(bone.pose_bone, c) for bone in bones for c in bone.pose_bone.constraints]
+    for obj in {bone.obj.name_full: bone.obj for bone in bones}.values():
+        for pose_bone in obj.pose.bones:
+            if (obj.name_full, pose_bone.name) in baked:
+                continue
+            found.extend(
+                (pose_bone, c)
+                for c in pose_bone.constraints
+                if c.type in IK_TYPES
+                and any(
+                    (obj.name_full, parent.name) in baked
+                    for parent in _ik_chain(pose_bone, _chain_count(c))
+                )
+            )
+    return found
 
 
 def _ik_chain(pose_bone: bpy.types.PoseBone, chain_count: int) -> list[bpy.types.PoseBone]:

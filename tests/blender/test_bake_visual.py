@@ -90,7 +90,7 @@ def test_keys_with_constraints_muted_reproduce_the_constrained_pose(addon, capsy
     assert bpy.context.scene.frame_current == 7
     found = _reports(capsys)
     assert found[-1] == ("Info", "Baked visual rotation: 3 bones, 24 frames"), found
-    assert ("Info", "Muted 3 constraints of the baked bones") in found
+    assert ("Info", "Muted 3 constraints posing the baked bones") in found
     assert all(mute for *_, mute in _mutes(obj))
     _assert_matches(before, rigs.pose_matrices(obj, FRAMES), "constraints muted")
     for bone, name, size in (("A", "rq_vector", 3), ("B", "rq_swing", 2), ("B", "rq_twist", 1)):
@@ -350,6 +350,32 @@ def test_muting_ik_names_the_unbaked_bones_it_turned(addon, capsys):
     found = _reports(capsys)
     assert found[-1] == ("Warning", "Visual bake: 1 bone, 3 frames; check IK")
     assert ("Info", "Muting IK also frees B, not baked: their pose changes") in found
+
+
+def test_muting_mutes_an_ik_on_an_unbaked_bone_that_turns_baked_ones(addon, capsys):
+    """The IK on C (chain of 2) turns B: baking B alone with Mute Constraints muted only B's
+    own Damped Track and said nothing of the IK, which then started from the baked pose and
+    moved B again (19 degrees in a review). The IK is muted too, and C, not baked, is named:
+    B's keys reproduce the constrained pose with every constraint that posed it muted."""
+    obj = _constrained_rig()
+    before = rigs.pose_matrices(obj, FRAMES)
+    for name in ("A", "C"):
+        rigs.select(obj.pose.bones[name], False)
+    capsys.readouterr()
+    assert bpy.ops.pose.rq_bake_visual(frame_start=1, frame_end=24, mute_constraints=True) == {
+        'FINISHED'
+    }
+    found = _reports(capsys)
+    assert ("Info", "Muted 2 constraints posing the baked bones") in found, found
+    assert ("Info", "Muting IK also frees C, not baked: their pose changes") in found, found
+    assert _mutes(obj) == [
+        ("A", "Copy Rotation", False),
+        ("B", "Damped Track", True),
+        ("C", "IK", True),
+    ]
+    after = rigs.pose_matrices(obj, FRAMES)
+    b = list(obj.pose.bones.keys()).index("B")
+    _assert_matches(before[:, b], after[:, b], "B with the IK on C muted")
 
 
 def test_a_pose_on_the_limit_is_not_reported_as_breaking_it(addon, capsys):
