@@ -36,7 +36,7 @@ from typing import cast
 import bpy
 import numpy as np
 
-from ..rq_rotation import matrix_to_quat, quat_angle_between
+from ..rq_rotation import matrix_to_quat, quat_angle_between, quat_conjugate, quat_multiply
 from ..rq_rotation.keyframes.continuity import continuous_values
 from ..rq_rotation.keyframes.limits import fit_to_limits, limits_restrict_nothing, shorten_swings
 from ..rq_rotation.modes import ADDON_MODES, MODES, SWING_TWIST, rotation_vectors, values_to_quat
@@ -202,11 +202,26 @@ def plan_bake(bones: Sequence[BakeBone], sampled: Sampled) -> list[BonePlan]:
             values[j] = line
     location_added = np.linalg.norm(sampled.local[..., :3, 3] - sampled.location, axis=-1)
     scale_added = np.abs(visual_scale - sampled.scale).max(axis=-1)
-    plans = []
-    for j, bone in enumerate(bones):
-        stored = values[j]
+    plans: list[BonePlan | None] = [None] * len(bones)
+    # Each bone's rotation change in its own frame where a parent's keys differ from its
+    # visual pose (held within its limits), (F, 4): its baked children keep their visual
+    # orientation against the parent as keyed, not as the constraints posed it.
+    changes: dict[int, np.ndarray] = {}
+    place = {(bone.obj.name_full, bone.name): j for j, bone in enumerate(bones)}
+    for j in sorted(range(len(bones)), key=lambda j: _depth(bones[j].pose_bone)):
+        bone = bones[j]
+        stored, visual, target = values[j], quats[j], quats[j]
+        parent = _baked_parent(bone, place)
+        inherited = None if parent is None else changes.get(parent)
+        if inherited is not None:
+            # the bone keeps W = W_p O L (O its rest offset) under the keyed parent's
+            # W_p E_p: its local rotation becomes O^-1 E_p^-1 O L
+            offset = _rest_offset(bone.pose_bone)
+            target = _turned(offset, quat_conjugate(inherited), visual)
+            stored = continuous_values(bone.mode, target[None], sampled.near[j : j + 1])[0]
         broken = np.zeros(len(sampled.frames))
         unlimited = True
+        moved = np.zeros(len(sampled.frames), dtype=bool)
         if bone.mode == SWING_TWIST:
             swing_limit, twist_limit = bone_modes.joint_limits(bone.pose_bone)
             unlimited = limits_restrict_nothing(swing_limit, twist_limit)
@@ -214,14 +229,46 @@ def plan_bake(bones: Sequence[BakeBone], sampled: Sampled) -> list[BonePlan]:
                 stored = shorten_swings(stored)
             else:
                 stored, moved = fit_to_limits(stored, swing_limit, twist_limit)
-                if moved.any():
-                    broken[moved] = np.degrees(
-                        quat_angle_between(
-                            values_to_quat(bone.mode, stored[moved]), quats[j][moved]
-                        )
-                    )
-        plans.append(BonePlan(bone, stored, broken, location_added[j], scale_added[j], unlimited))
-    return plans
+        if moved.any() or inherited is not None:
+            keyed = values_to_quat(bone.mode, stored)
+            broken[moved] = np.degrees(quat_angle_between(keyed[moved], target[moved]))
+            # keyed, W' = W_p E_p O L_keyed = W E with E = L^-1 O^-1 E_p O L_keyed
+            if inherited is not None:
+                keyed = _turned(offset, inherited, keyed)
+            changes[j] = quat_multiply(quat_conjugate(visual), keyed)
+        plans[j] = BonePlan(bone, stored, broken, location_added[j], scale_added[j], unlimited)
+    return [plan for plan in plans if plan is not None]
+
+
+def _turned(offset: np.ndarray, change: np.ndarray, local: np.ndarray) -> np.ndarray:
+    """``O^-1 change O local``: the local rotations (F, 4) ``local`` of a bone whose rest
+    offset on its parent is ``O`` = ``offset`` (4,), after the parent's own frame turned by
+    ``change`` (F, 4)."""
+    return quat_multiply(
+        quat_conjugate(offset), quat_multiply(change, quat_multiply(offset, local))
+    )
+
+
+def _depth(pose_bone: bpy.types.PoseBone) -> int:
+    """How many parents the bone has."""
+    return len(pose_bone.parent_recursive)
+
+
+def _baked_parent(bone: BakeBone, place: dict[tuple[str, str], int]) -> int | None:
+    """The index of the bone's parent among the baked bones (``place``: by armature and
+    name), or None: it has none there, or does not inherit its rotation."""
+    pose_bone = bone.pose_bone
+    if pose_bone.parent is None or not pose_bone.bone.use_inherit_rotation:
+        return None
+    return place.get((bone.obj.name_full, pose_bone.parent.name))
+
+
+def _rest_offset(pose_bone: bpy.types.PoseBone) -> np.ndarray:
+    """The rotation (4,) of the bone's rest frame in its parent's: ``parent_rest^-1 rest``."""
+    bone = pose_bone.bone
+    assert bone.parent is not None
+    offset = np.array(bone.parent.matrix_local.to_3x3().inverted() @ bone.matrix_local.to_3x3())
+    return matrix_to_quat(offset)
 
 
 @contextmanager

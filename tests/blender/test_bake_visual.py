@@ -378,6 +378,42 @@ def test_muting_mutes_an_ik_on_an_unbaked_bone_that_turns_baked_ones(addon, caps
     _assert_matches(before[:, b], after[:, b], "B with the IK on C muted")
 
 
+def test_a_child_keeps_its_orientation_when_its_parent_is_held_in_its_limits(addon, capsys):
+    """A swing/twist parent turned past its ellipse by Copy Rotation is keyed at the closest
+    pose inside it; its child, turned by its own Copy Rotation, was keyed against the parent
+    as the constraint posed it, so it ended turned by the parent's clamp (43 degrees in a
+    review, with only the parent named). It is keyed against the parent as keyed: with the
+    constraints muted it points where the constraint had it."""
+    obj = rigs.armature(("A", "B"))
+    ro.key_swing_twist(obj.pose.bones["A"], [(1.0, (0.0, 0.0), 0.0)])
+    obj.pose.bones["A"]["rq_swing_limit"] = [0.3, 0.3]
+    ro.key_rq(obj.pose.bones["B"], [(1.0, (0.0, 0.0, 0.0))])
+    spin = _target("Spin", [(1.0, (0, 0, 0), (0.2, 0, 0)), (24.0, (0, 0, 0), (1.1, 0.4, 0))])
+    point = _target("Point", [(1.0, (0, 0, 0), (0, 0.3, 0.2)), (24.0, (0, 0, 0), (-0.5, 1.0, 2.0))])
+    for bone, target in (("A", spin), ("B", point)):
+        copy = obj.pose.bones[bone].constraints.new('COPY_ROTATION')
+        copy.target = target
+    bpy.context.view_layer.objects.active = obj
+    obj.update_tag()
+    before = rigs.pose_matrices(obj, FRAMES)
+    capsys.readouterr()
+    assert bpy.ops.pose.rq_bake_visual(frame_start=1, frame_end=24, mute_constraints=True) == {
+        'FINISHED'
+    }
+    found = _reports(capsys)
+    assert any(
+        text.startswith("A: the constrained pose left its joint limits") for _, text in found
+    )
+    after = rigs.pose_matrices(obj, FRAMES)
+
+    def rotation(m):
+        return m[..., :3, :3] / np.linalg.norm(m[..., :3, :3], axis=-2, keepdims=True)
+
+    assert np.abs(rotation(after[:, 0]) - rotation(before[:, 0])).max() > 0.1  # A was held
+    error = np.abs(rotation(after[:, 1]) - rotation(before[:, 1])).max()
+    assert error < 1e-5, error  # B points where Copy Rotation had it
+
+
 def test_a_pose_on_the_limit_is_not_reported_as_breaking_it(addon, capsys):
     """Copy Rotation (local spaces) putting a swing/twist bone exactly on its ellipse and at
     the end of its twist range: float32 noise on the boundary is no broken limit."""
