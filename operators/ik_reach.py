@@ -94,6 +94,11 @@ class POSE_OT_rq_ik_reach(bpy.types.Operator):
             headline = f"Out of reach by {distance:.4g}"
             level = 'WARNING'
         details = [f"Chain: {reports.name_list([b.name for b in chain.bones], shown=8)}"]
+        held = [b.name for b in chain.bones if b.held]
+        if held:
+            details.append(
+                f"Held as they are (their rotation is driven): {reports.name_list(held)}"
+            )
         if limits:
             details.append(f"At joint limits: {reports.name_list(limits, shown=8)}")
         if stopping and level == 'WARNING':  # their names, or their count if they are long

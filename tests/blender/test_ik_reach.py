@@ -203,7 +203,7 @@ def test_a_straight_chain_too_short_is_stopped_by_no_limit(addon, capsys):
     assert any(text.startswith("At joint limits: Upper twist min") for _, text in found), found
 
 
-def test_native_locks_and_driven_bones_are_held(addon):
+def test_native_locks_and_driven_bones_are_held(addon, capsys):
     obj = rigs.armature(("Root", "Euler", "Quat", "Driven", "Tip"))
     bones = obj.pose.bones
     # An RQ bone one of whose parameters something else drives is held too.
@@ -235,7 +235,11 @@ def test_native_locks_and_driven_bones_are_held(addon):
     bones["Euler"].rotation_euler.y = 0.2
     bones["Quat"].rotation_quaternion, bones["Tip"].rotation_quaternion = quat, tip
     assert np.linalg.norm(tail(obj, "Tip") - target) > 0.3
+    capsys.readouterr()
     assert bpy.ops.pose.rq_ik_reach(target=tuple(target)) == {'FINISHED'}
+    assert ("Info", "Held as they are (their rotation is driven): Root and Driven") in reports(
+        capsys
+    )
     evaluate(obj)
     euler = bones["Euler"].rotation_euler
     assert (euler.x, euler.z) == (euler_x, euler_z)
