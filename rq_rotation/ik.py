@@ -2162,15 +2162,7 @@ def _holding(chain: _Chain, state: _State) -> tuple[tuple[str, ...], ...]:
         return ((),) * chain.n
     state = chain.evaluate(state.p, jacobians=True)  # (a solve may end on a bare state)
     on_box, normals = _limits_at(chain, state.p)
-    columns = []
-    for k, side in on_box:
-        column = np.zeros(3 * chain.n)
-        column[k] = side
-        columns.append(column)
-    for i, (n0, n1) in normals.items():
-        column = np.zeros(3 * chain.n)
-        column[3 * i], column[3 * i + 1] = n0, n1
-        columns.append(column / math.hypot(n0, n1))
+    columns = _limit_normals(chain, on_box, normals)
     if not columns:
         return ((),) * chain.n
     gradient = state.j1.T @ state.r1
@@ -2181,6 +2173,23 @@ def _holding(chain: _Chain, state: _State) -> tuple[tuple[str, ...], ...]:
         [limit for limit, h in zip(on_box, held[: len(on_box)], strict=True) if h],
         {i for i, h in zip(normals, held[len(on_box) :], strict=True) if h},
     )
+
+
+def _limit_normals(
+    chain: _Chain, on_box: list[tuple[int, float]], normals: dict[int, tuple[float, float]]
+) -> list[NDArray[np.float64]]:
+    """The outward unit normals (3n,) of the limits `_limits_at` found: the box bounds', then
+    the ellipses'."""
+    columns = []
+    for k, side in on_box:
+        column = np.zeros(3 * chain.n)
+        column[k] = side
+        columns.append(column)
+    for i, (n0, n1) in normals.items():
+        column = np.zeros(3 * chain.n)
+        column[3 * i], column[3 * i + 1] = n0, n1
+        columns.append(column / math.hypot(n0, n1))
+    return columns
 
 
 def _active(chain: _Chain, p: NDArray[np.float64]) -> tuple[tuple[str, ...], ...]:

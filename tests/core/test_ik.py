@@ -96,14 +96,7 @@ def assert_first_order(joints, target, params, tip=TIP, tolerance=1e-5):
     gradient = state.j2.T @ state.delta.ravel() if reached else state.j1.T @ state.r1
     columns = list(state.j1) if reached else []
     on_box, normals = ik_module._limits_at(chain, state.p)
-    for k, side in on_box:
-        column = np.zeros(3 * chain.n)
-        column[k] = side
-        columns.append(column)
-    for i, (n0, n1) in normals.items():
-        column = np.zeros(3 * chain.n)
-        column[3 * i : 3 * i + 2] = n0, n1
-        columns.append(column / math.hypot(n0, n1))
+    columns += ik_module._limit_normals(chain, on_box, normals)
     a = np.array(columns).T[chain.free] if columns else np.zeros((chain.free.sum(), 0))
     weights = np.linalg.lstsq(a, -gradient[chain.free], rcond=None)[0]
     scale = np.abs(gradient).max()
@@ -111,6 +104,21 @@ def assert_first_order(joints, target, params, tip=TIP, tolerance=1e-5):
     assert np.abs(residual).max() < tolerance * scale, residual
     limits = weights[len(state.j1) if reached else 0 :]
     assert limits.min(initial=0.0) > -tolerance * scale, (limits, on_box, sorted(normals))
+
+
+def tail(params):
+    """A tail of swing/twist joints (ellipses 0.5 x 0.7, twists -0.3..0.3, bones 0.4) posed at
+    ``params`` (one triple per joint), as `random_chain` makes them."""
+    return [
+        Joint(
+            "swing_twist",
+            p,
+            offset=offset(0.4) if i else np.eye(4),
+            swing_limit=(0.5, 0.7),
+            twist_limit=(-0.3, 0.3),
+        )
+        for i, p in enumerate(params)
+    ]
 
 
 def squared_angles(joints, params):
@@ -750,16 +758,7 @@ def test_the_angles_are_not_left_off_the_reaching_set():
         (-0.1286, -0.0994, -0.0418),
         (0.1955, 0.1318, -0.0366),
     ]
-    joints = [
-        Joint(
-            "swing_twist",
-            p,
-            offset=offset(0.4) if i else np.eye(4),
-            swing_limit=(0.5, 0.7),
-            twist_limit=(-0.3, 0.3),
-        )
-        for i, p in enumerate(params)
-    ]
+    joints = tail(params)
     target = np.array([1.5055, 2.0376, -0.5533])
     result = solve_chain(joints, TIP, target)
     assert result.distance < 1e-9
@@ -891,16 +890,7 @@ def test_out_of_reach_the_angles_follow_a_curved_valley_of_closest_poses():
         (-0.1043, -0.0738, -0.0716),
         (-0.1076, 0.1045, -0.0512),
     ]
-    joints = [
-        Joint(
-            "swing_twist",
-            p,
-            offset=offset(0.4) if i else np.eye(4),
-            swing_limit=(0.5, 0.7),
-            twist_limit=(-0.3, 0.3),
-        )
-        for i, p in enumerate(params)
-    ]
+    joints = tail(params)
     target = np.array([-2.7025, -0.9889, -2.5333])
     result = solve_chain(joints, TIP, target)
     assert result.iterations < 40
@@ -938,16 +928,8 @@ def random_chain(rng):
     (ellipse 0.5 x 0.7, twist -0.3..0.3, bones 0.4), from a random start pose."""
     kind = rng.integers(3)
     if kind == 1:
-        return [
-            Joint(
-                "swing_twist",
-                (*rng.uniform(-0.2, 0.2, 2), rng.uniform(-0.1, 0.1)),
-                offset=offset(0.4) if i else np.eye(4),
-                swing_limit=(0.5, 0.7),
-                twist_limit=(-0.3, 0.3),
-            )
-            for i in range(int(rng.integers(3, 11)))
-        ]
+        count = int(rng.integers(3, 11))
+        return tail([(*rng.uniform(-0.2, 0.2, 2), rng.uniform(-0.1, 0.1)) for _ in range(count)])
     joints = [
         Joint(
             "swing_twist",
