@@ -282,7 +282,8 @@ def matrix_to_rq(m: ArrayLike, near: ArrayLike | None = None) -> NDArray[np.floa
     """RQ vectors of rotation matrices, shape (..., 3, 3) -> (..., 3).
 
     ``quat_to_rq(matrix_to_quat(m), near)``: ``|v| <= pi`` without ``near``; the equivalent
-    vector closest to ``near`` with it.
+    vector closest to ``near`` with it. Like ``matrix_to_quat``, it does not refuse matrices
+    far from a rotation.
     """
     m = as_matrices(m, "m")
     if near is not None:
