@@ -1929,7 +1929,8 @@ def _solve(
         gain = state.e2 - trial.e2
         flat_moves += flat is not None
         old = state
-        state = chain.evaluate(trial.p, jacobians=True)
+        # (`_retract`'s states carry their Jacobians; `_restore`'s do not)
+        state = trial if chords is None else chain.evaluate(trial.p, jacobians=True)
         exact, curvature = _secant_step(chain, old, state, gradient, curvature)
         corrected = True
         state, jumped = _accept(chain, state, callback, iterations, start)
