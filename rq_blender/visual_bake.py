@@ -15,8 +15,10 @@ into the bone's mode along its time line with continuity (``keyframes.continuity
 frame the equivalent closest to the previous one, the first closest to the bone's own
 values at that frame). Swing/twist values are stored inside user-set joint limits
 (``keyframes.limits.fit_to_limits``: the closest point where the constrained pose left
-them, which `BonePlan.broken` measures); limits that restrict nothing are widened after
-writing to cover the keys, as converting does (``conversion.widen_limits``). Location and
+them, which `BonePlan.broken` measures), and a baked child of a bone so held is planned
+against its parent as keyed, so that it keeps its visual orientation (parents first);
+limits that restrict nothing are widened after writing to cover the keys, as converting
+does (``conversion.widen_limits``). Location and
 scale that constraints add (the visual local matrix against the bone's own channels) are
 not captured: `BonePlan.location_added`, `BonePlan.scale_added`.
 
@@ -330,6 +332,10 @@ def write_plans(
         obj.update_tag()
 
 
+# The constraints that turn the parents of the bone they are on (their ``chain_count``).
+IK_TYPES = ('IK', 'SPLINE_IK')
+
+
 def mute_constraints(bones: Sequence[BakeBone]) -> tuple[int, list[str]]:
     """Mute the constraints that pose the bones (`_constraints_on`, reversibly:
     ``constraint.mute``); returns how many were muted and the bones that were not baked but
@@ -348,10 +354,6 @@ def mute_constraints(bones: Sequence[BakeBone]) -> tuple[int, list[str]]:
             obj = pose_bone.id_data
             freed.extend(b.name for b in chain if (obj.name_full, b.name) not in baked)
     return muted, list(dict.fromkeys(freed))
-
-
-# The constraints that turn the parents of the bone they are on (their ``chain_count``).
-IK_TYPES = ('IK', 'SPLINE_IK')
 
 
 def _chain_count(constraint: bpy.types.Constraint) -> int:
