@@ -200,7 +200,11 @@ class POSE_OT_rq_bake(bpy.types.Operator):
         blended = conversion.blending_notes(plans)
         if blended:
             headline, details = f"{headline}; blended actions", [*details, *blended]
-        reports.report(self, 'WARNING' if outside or blended else 'INFO', headline, details)
+        modified = conversion.modifier_notes([plan for _, ps in plans for plan in ps])
+        if modified:
+            headline, details = f"{headline}; F-curve modifiers keyed", [*details, *modified]
+        level = 'WARNING' if outside or blended or modified else 'INFO'
+        reports.report(self, level, headline, details)
         return {'FINISHED'}
 
 

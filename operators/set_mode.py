@@ -156,8 +156,12 @@ class POSE_OT_rq_set_mode(bpy.types.Operator):
         blended = conversion.blending_notes([(obj, plans)])
         if blended:
             headline, details = f"{headline}; blended actions", [*details, *blended]
+        modified = conversion.modifier_notes(plans)
+        if modified:
+            headline, details = f"{headline}; F-curve modifiers keyed", [*details, *modified]
         limited = any(plan.limited_keys for plan in plans)
-        reports.report(self, 'WARNING' if limited or blended else 'INFO', headline, details)
+        level = 'WARNING' if limited or blended or modified else 'INFO'
+        reports.report(self, level, headline, details)
         return {'FINISHED'}
 
 

@@ -127,6 +127,41 @@ def actions_of(obj: bpy.types.Object) -> list[ActionUse]:
     return uses
 
 
+def players(use: ActionUse) -> list[bpy.types.Object]:
+    """The objects that play ``use``'s action through its slot (before 4.4: the action), as
+    their active action or in an NLA strip (`actions_of`), the user's object among them. The
+    file's objects are scanned only when the action has another user than a fake one."""
+    action = use.action
+    if action.users - int(action.use_fake_user) <= 1:
+        return []
+    key = (action.name_full, getattr(use.slot, "identifier", None))
+    return [
+        obj
+        for obj in bpy.data.objects
+        if obj.animation_data is not None
+        and any(
+            (other.action.name_full, getattr(other.slot, "identifier", None)) == key
+            for other in actions_of(obj)
+        )
+    ]
+
+
+def curve_name(fcurve: bpy.types.FCurve) -> str:
+    """An F-curve as a report names it: its data path past the bone and its index
+    (``rotation_euler[1]``, ``["rq_vector"][0]``)."""
+    path = fcurve.data_path
+    tail = path.split('"]', 1)[1].lstrip(".") if path.startswith("pose.bones[") else path
+    return f"{tail}[{fcurve.array_index}]"
+
+
+def modifier_types(fcurve: bpy.types.FCurve) -> list[str]:
+    """The UI names of an F-curve's modifiers (``Cycles``, ``Noise``), in order."""
+    return [
+        modifier.bl_rna.properties["type"].enum_items[modifier.type].name
+        for modifier in fcurve.modifiers
+    ]
+
+
 def blending(obj: bpy.types.Object) -> list[str]:
     """Where actions animating ``obj`` blend with what lies below them, by name: the active
     action at an influence below 1 or with a blending other than Replace, and unmuted NLA

@@ -108,6 +108,9 @@ class BonePlan:
     # SAMPLED over given frames: the source keys outside them (the bone holds the first and
     # last frames' poses there once its source curves are replaced).
     keys_outside: int = 0
+    # SAMPLED: the UI names of the source curves' modifiers, whose effect within the sampled
+    # frames becomes keys (`modifier_notes`).
+    modifiers: list[str] = field(default_factory=list)
 
 
 class StaticValues:
@@ -184,6 +187,71 @@ def _read_source(owner, index, pose_bone: bpy.types.PoseBone, mode: str):
     return channels
 
 
+def _check_source(
+    pose_bone: bpy.types.PoseBone,
+    use: animdata.ActionUse,
+    channels: Sequence[animdata.Channel | None],
+    strategy: str,
+) -> list[str]:
+    """Refuse, before anything changes, source F-curves a conversion would not carry as the
+    user has them (ValueError): a muted curve (Blender does not play it, its converted keys
+    would play), a locked one (Blender's editing tools leave it alone), and with Keep Key
+    Times a curve with modifiers (keys alone cannot carry a Cycles or a Noise). Returns the
+    modifiers' UI names otherwise: a sampled conversion keys their effect within its frames,
+    and the new curves do not have them."""
+    names: list[str] = []
+    for channel in channels:
+        if channel is None:
+            continue
+        fcurve = channel.fcurve
+        where = (
+            f"bone '{pose_bone.name}': its F-curve {animdata.curve_name(fcurve)} in action "
+            f"'{use.action.name}'"
+        )
+        if fcurve.mute:
+            raise ValueError(
+                f"{where} is muted: unmute or delete it first (Blender does not play it; "
+                "converted, its keys would play)"
+            )
+        if fcurve.lock:
+            raise ValueError(f"{where} is locked: unlock it first")
+        kinds = animdata.modifier_types(fcurve)
+        if kinds and strategy == "KEYS":
+            raise ValueError(
+                f"{where} has modifiers ({', '.join(kinds)}), which Keep Key Times cannot "
+                "carry: use Sample and Reduce (their effect within the keyed frames becomes "
+                "keys) or remove them"
+            )
+        names += kinds
+    return names
+
+
+def _check_players(
+    obj: bpy.types.Object,
+    pose_bone: bpy.types.PoseBone,
+    use: animdata.ActionUse,
+    players: dict[tuple[str, Any], list[bpy.types.Object]],
+) -> None:
+    """Refuse (ValueError) a bone whose action another armature plays through the same slot
+    with a bone of that name: the conversion rewrites the action's curves, which would stop
+    animating that armature's bone. ``players``: `animdata.players` by action use, filled on
+    first use."""
+    key = (use.action.name_full, getattr(use.slot, "identifier", None))
+    if key not in players:
+        players[key] = [other for other in animdata.players(use) if other != obj]
+    shared = [
+        other.name
+        for other in players[key]
+        if other.pose is not None and pose_bone.name in other.pose.bones
+    ]
+    if shared:
+        raise ValueError(
+            f"bone '{pose_bone.name}': action '{use.action.name}' also animates it on "
+            f"{reports.name_list(shared)}, whose animation converting would change too: make "
+            f"the action single-user on '{obj.name}' first"
+        )
+
+
 def _interpolation_at(channels: Sequence[animdata.Channel | None], times: np.ndarray):
     """Per time, the interpolation of the first channel with a key there (BEZIER if none is
     LINEAR or CONSTANT)."""
@@ -224,6 +292,21 @@ def blending_notes(
     return notes
 
 
+def modifier_notes(plans: Sequence[BonePlan]) -> list[str]:
+    """A report line for the planned bones whose source curves had modifiers (a sampled
+    conversion or a bake): their effect within the sampled frames is in the keys now, and the
+    new curves do not repeat or vary beyond them."""
+    bones = [plan.name for plan in plans if plan.modifiers]
+    if not bones:
+        return []
+    kinds = list(dict.fromkeys(kind for plan in plans for kind in plan.modifiers))
+    return [
+        f"F-curve modifiers ({', '.join(kinds)}) on {reports.name_list(bones)}: their effect "
+        "within the sampled frames is keyed now; the new curves have no modifiers, so nothing "
+        "repeats or varies beyond those frames"
+    ]
+
+
 # Keep Key Times: keys farther apart than this (radians) get a note in the report. Between
 # keys the new channels interpolate in another parameterization: a review measured a steady
 # spin about a tilted axis, RQ to swing/twist, moved by 5 degrees between keys 30 degrees
@@ -235,7 +318,7 @@ def key_gap_notes(plans: Sequence[BonePlan]) -> list[str]:
     """Report lines for the Keep Key Times tracks of ``plans`` whose consecutive keys (a
     moving segment: not CONSTANT) turn by more than `KEY_GAP_NOTE`: the keys pose the bone
     exactly, the motion between them may change (a SAMPLED conversion keeps it). One pass
-    over every track's keys."""
+    over every track's keys; the bones are named widest gap first."""
     owners, tracks = [], []
     for number, plan in enumerate(plans):
         for track in plan.tracks:
@@ -255,7 +338,8 @@ def key_gap_notes(plans: Sequence[BonePlan]) -> list[str]:
     wide = widest > KEY_GAP_NOTE
     if not wide.any():
         return []
-    names = list(dict.fromkeys(plans[owners[i]].name for i in np.flatnonzero(wide)))
+    widest_first = np.flatnonzero(wide)[np.argsort(-widest[wide], kind="stable")]
+    names = list(dict.fromkeys(plans[owners[i]].name for i in widest_first))
     return [
         f"Keys up to {math.degrees(float(widest.max())):.0f}° apart on "
         f"{reports.name_list(names)}: the keys pose them exactly, the motion between such "
@@ -283,8 +367,10 @@ def plan_conversion(
     are fitted to the bone's joint limits (`fit_to_limits`) unless those restrict nothing
     (long swings then shortened, `shorten_swings`). Raises ValueError, before
     anything is changed, for an unknown strategy, a bone whose rotation channel is driven
-    by something other than the add-on, or stored values no tool can use
-    (`bone_modes.check_values`).
+    by something other than the add-on, stored values no tool can use
+    (`bone_modes.check_values`), source F-curves muted, locked or (Keep Key Times) with
+    modifiers (`_check_source`), or an action another armature plays on a bone of the same
+    name (`_check_players`).
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
@@ -302,6 +388,7 @@ def plan_conversion(
     # Bones entering an add-on mode must not be driven: asked of each only if any driver is.
     driven = obj.animation_data is not None and len(obj.animation_data.drivers) > 0
     static_values = StaticValues(obj)
+    players: dict[tuple[str, Any], list[bpy.types.Object]] = {}  # (`_check_players`)
     for name in bone_names:
         pose_bone = obj.pose.bones[name]
         source = bone_modes.current_mode(pose_bone)
@@ -321,6 +408,8 @@ def plan_conversion(
             channels = _read_source(owner, index, pose_bone, source)
             if channels is None:
                 continue
+            _check_players(obj, pose_bone, use, players)
+            plan.modifiers += _check_source(pose_bone, use, channels, strategy)
             keys = animdata.key_times(channels)
             if strategy == "KEYS":
                 times = keys

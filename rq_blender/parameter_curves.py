@@ -203,6 +203,18 @@ def target_parameters(context: bpy.types.Context, names: Iterable[str]) -> list[
     return found
 
 
+def check_unlocked(parameters: Sequence[ParameterCurves]) -> None:
+    """Refuse (ValueError) parameters with a locked F-curve: Blender's editing tools leave a
+    locked channel alone, and so do the add-on's."""
+    for curves in parameters:
+        for fcurve in curves.fcurves:
+            if fcurve.lock:
+                raise ValueError(
+                    f"bone '{curves.bone_name}': its F-curve {animdata.curve_name(fcurve)} in "
+                    f"action '{curves.use.action.name}' is locked: unlock it first"
+                )
+
+
 def count_bones(parameters: Sequence[ParameterCurves]) -> int:
     """How many distinct bones ``parameters`` belong to."""
     return len({(p.obj.name_full, p.bone_name) for p in parameters})

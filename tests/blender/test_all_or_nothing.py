@@ -53,22 +53,27 @@ WRITES = [
 ] + [("rq_blender.bone_modes", name) for name in ("enter_mode", "leave_mode", "write_parameters")]
 
 
-def _decorate(obj):
+def _decorate(obj, modifier=False):
     """User data no operator may lose: channel flags, a modifier, easing and handle types, a
-    user property with UI data, and a driver on another channel of a converted bone."""
+    user property with UI data, and a driver on another channel of a converted bone. A muted
+    or locked rotation curve is refused before anything changes (`test_channel_states`), and
+    a modifier by Keep Key Times: those flags (and the modifier unless ``modifier``, for the
+    sampled operators, which key its effect) are on a location curve of a converted bone."""
+    pose_bone = obj.pose.bones["B"]
+    pose_bone.keyframe_insert("location", index=1, frame=3.0)  # after the rotation, in group B
     curves = rigs.fcurves_of(obj)
-    curves[0].mute = True
-    curves[1].lock = True
+    location = next(fc for fc in curves if fc.data_path.endswith(".location"))
+    curves.remove(location)
+    location.mute = True
+    location.lock = True
     curves[2].hide = True
     curves[3].select = False
-    curves[4].modifiers.new('NOISE').strength = 0.01
+    (curves[4] if modifier else location).modifiers.new('NOISE').strength = 0.01
     point = curves[5].keyframe_points[1]
     point.interpolation = 'BACK'
     point.easing = 'EASE_IN'
     point.back = 2.5
     curves[6].keyframe_points[2].handle_left_type = 'VECTOR'
-    pose_bone = obj.pose.bones["B"]
-    pose_bone.keyframe_insert("location", index=1, frame=3.0)  # after the rotation, in group B
     pose_bone["user_weight"] = 0.25
     pose_bone.id_properties_ui("user_weight").update(min=0.0, max=1.0, description="mine")
     location = pose_bone.driver_add("location", 0)
@@ -78,7 +83,7 @@ def _decorate(obj):
     bpy.context.view_layer.update()
 
 
-def _native_rig(mode="XYZ"):
+def _native_rig(mode="XYZ", modifier=False):
     rng = np.random.default_rng(4)
     obj = rigs.armature(NAMES)
     for pose_bone in obj.pose.bones:
@@ -86,16 +91,16 @@ def _native_rig(mode="XYZ"):
         if mode == "QUATERNION":
             values = [(f, tuple(np.r_[1.0, v] / np.linalg.norm(np.r_[1.0, v]))) for f, v in values]
         rigs.key_rotation(pose_bone, mode, values)
-    _decorate(obj)
+    _decorate(obj, modifier)
     return obj
 
 
-def _rq_rig(vectors=None):
+def _rq_rig(vectors=None, modifier=False):
     rng = np.random.default_rng(5)
     obj = ro.rq_rig(
         {name: vectors or [(f, rng.normal(0.0, 1.5, 3)) for f in FRAMES] for name in NAMES}
     )
-    _decorate(obj)
+    _decorate(obj, modifier)
     return obj
 
 
@@ -132,14 +137,14 @@ def test_set_mode_failing_halfway_changes_nothing(addon, fault, source, target, 
 def test_set_mode_failing_in_a_reused_curve_changes_nothing(addon, fault, source, target):
     """A conversion turns the old curves into the new ones (``animdata.reuse_fcurve``): a
     fault on the second bone's second curve, the first bone done and one curve of the second
-    renamed, restores every curve with its name, place, keys, modifier and flags."""
+    renamed, restores every curve with its name, place, keys and flags."""
     obj = _rq_rig() if source == "RQ" else _native_rig(source)
     reuse = [("rq_blender.animdata", "reuse_fcurve")]
     _check(fault, obj, bpy.ops.pose.rq_set_mode, 5, reuse, mode=target, strategy='KEYS')
 
 
 def test_set_mode_sampled_failing_halfway_changes_nothing(addon, fault):
-    obj = _native_rig("XYZ")
+    obj = _native_rig("XYZ", modifier=True)
     _check(
         fault,
         obj,
@@ -152,7 +157,8 @@ def test_set_mode_sampled_failing_halfway_changes_nothing(addon, fault):
 
 
 def test_bake_failing_halfway_changes_nothing(addon, fault):
-    _check(fault, _rq_rig(), bpy.ops.pose.rq_bake, 7, target='QUATERNION', keys='REDUCED')
+    obj = _rq_rig(modifier=True)
+    _check(fault, obj, bpy.ops.pose.rq_bake, 7, target='QUATERNION', keys='REDUCED')
 
 
 def test_spline_interpolate_failing_halfway_changes_nothing(addon, fault):
