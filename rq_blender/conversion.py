@@ -204,19 +204,22 @@ def _check_source(
         if channel is None:
             continue
         fcurve = channel.fcurve
+        muted, locked = fcurve.mute, fcurve.lock
+        kinds = animdata.modifier_types(fcurve) if channel.keys.has_modifiers else []
+        if not (muted or locked or kinds):
+            continue
         where = (
             f"bone '{pose_bone.name}': its F-curve {animdata.curve_name(fcurve)} in action "
             f"'{use.action.name}'"
         )
-        if fcurve.mute:
+        if muted:
             raise ValueError(
                 f"{where} is muted: unmute or delete it first (Blender does not play it; "
                 "converted, its keys would play)"
             )
-        if fcurve.lock:
+        if locked:
             raise ValueError(f"{where} is locked: unlock it first")
-        kinds = animdata.modifier_types(fcurve)
-        if kinds and strategy == "KEYS":
+        if strategy == "KEYS":
             raise ValueError(
                 f"{where} has modifiers ({', '.join(kinds)}), which Keep Key Times cannot "
                 "carry: use Sample and Reduce (their effect within the keyed frames becomes "
