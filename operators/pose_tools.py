@@ -200,9 +200,15 @@ class POSE_OT_rq_keyframe_insert(bpy.types.Operator):
         for channel, path in TRANSFORM_PATHS.items():
             if channel in channels:
                 pose_bone.keyframe_insert(path, group=group)
-        if "CUSTOM_PROPS" in channels:  # every number property, the parameters included
+        if "CUSTOM_PROPS" in channels:
+            # every number property, the parameters included, but the joint limits: a rig's
+            # settings, which a key would put back at every frame change after the rigger
+            # changed them (a review: a swing limit narrowed from 60 to 30 degrees came back
+            # as 60). Keyed over their fields, they animate as any property.
             stored: Any = pose_bone
             for name, value in stored.items():
+                if name in LIMITS:
+                    continue
                 numbers = (
                     value if hasattr(value, "__len__") and not isinstance(value, str) else [value]
                 )

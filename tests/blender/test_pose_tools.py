@@ -113,20 +113,17 @@ def keying_channels():
     [
         ({"ROTATION"}, {'["rq_vector"]', '["rq_swing"]', '["rq_twist"]'}),
         ({"LOCATION", "SCALE"}, {".location", ".scale"}),
+        # the user's own properties, not the joint limits (rig settings: keyed, a limit
+        # changed later came back at the next frame change)
         (
             {"ROTATION", "CUSTOM_PROPS"},
-            {
-                '["rq_vector"]',
-                '["rq_swing"]',
-                '["rq_twist"]',
-                '["rq_swing_limit"]',
-                '["rq_twist_limit"]',
-            },
+            {'["rq_vector"]', '["rq_swing"]', '["rq_twist"]', '["mine"]'},
         ),
     ],
 )
 def test_insert_keyframe_keys_parameters_for_rotation(addon, keying_channels, channels, expected):
     obj = symmetric_rig({"A": "RQ", "B": "SWING_TWIST"})
+    obj.pose.bones["B"]["mine"] = 0.5
     keying_channels.key_insert_channels = channels
     assert bpy.ops.pose.rq_keyframe_insert() == {'FINISHED'}
     keyed = fcurve_paths(obj)

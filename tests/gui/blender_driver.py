@@ -31,14 +31,13 @@ def _run(path: pathlib.Path) -> None:
     import gui_scenes  # next to this file in the session folder
 
     namespace: dict[str, Any] = {"bpy": bpy, "gui_scenes": gui_scenes, "result": None}
-    reply: dict[str, Any]
     try:
         exec(compile(path.read_text(), str(path), "exec"), namespace)
-        reply = {"ok": True, "result": namespace["result"]}
-    except Exception:
-        reply = {"ok": False, "traceback": traceback.format_exc()}
+        text = json.dumps({"ok": True, "result": namespace["result"]})
+    except Exception:  # (a result JSON cannot encode too: the timer must keep answering)
+        text = json.dumps({"ok": False, "traceback": traceback.format_exc()})
     partial = OUTBOX / f"{path.stem}.partial"
-    partial.write_text(json.dumps(reply))
+    partial.write_text(text)
     partial.rename(OUTBOX / f"{path.stem}.json")
 
 
