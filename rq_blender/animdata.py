@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import bpy
 import numpy as np
@@ -157,7 +157,9 @@ def curve_name(fcurve: bpy.types.FCurve) -> str:
 def modifier_types(fcurve: bpy.types.FCurve) -> list[str]:
     """The UI names of an F-curve's modifiers (``Cycles``, ``Noise``), in order."""
     return [
-        modifier.bl_rna.properties["type"].enum_items[modifier.type].name
+        cast(bpy.types.EnumProperty, modifier.bl_rna.properties["type"])
+        .enum_items[modifier.type]
+        .name
         for modifier in fcurve.modifiers
     ]
 
