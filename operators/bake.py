@@ -190,19 +190,18 @@ class POSE_OT_rq_bake(bpy.types.Operator):
         except Exception as error:
             return transaction.report_failure(self, error)
         headline, details = bake_message(reports.labels(TARGET_ITEMS)[self.target], bones, counts)
-        outside = [plan for _, object_plans in plans for plan in object_plans if plan.keys_outside]
+        all_plans = [plan for _, object_plans in plans for plan in object_plans]
+        outside = [plan for plan in all_plans if plan.keys_outside]
         if outside:
             cut = (
                 f"{reports.plural(len(outside), 'bone')} had keys outside frames "
                 f"{self.frame_start}-{self.frame_end}, which now hold the range's end poses"
             )
-            headline, details = f"{headline}; {cut}", [*details, cut]
+            headline, details = reports.noted(headline, details, [cut], cut)
         blended = conversion.blending_notes(plans)
-        if blended:
-            headline, details = f"{headline}; blended actions", [*details, *blended]
-        modified = conversion.modifier_notes([plan for _, ps in plans for plan in ps])
-        if modified:
-            headline, details = f"{headline}; F-curve modifiers keyed", [*details, *modified]
+        headline, details = reports.noted(headline, details, blended, "blended actions")
+        modified = conversion.modifier_notes(all_plans)
+        headline, details = reports.noted(headline, details, modified, "F-curve modifiers keyed")
         level = 'WARNING' if outside or blended or modified else 'INFO'
         reports.report(self, level, headline, details)
         return {'FINISHED'}

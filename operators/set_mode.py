@@ -151,14 +151,11 @@ class POSE_OT_rq_set_mode(bpy.types.Operator):
             return transaction.report_failure(self, error)
         headline, details = set_mode_message(label, plans)
         gaps = conversion.key_gap_notes(plans)
-        if gaps:
-            headline, details = f"{headline}; in-betweens may change", [*details, *gaps]
+        headline, details = reports.noted(headline, details, gaps, "in-betweens may change")
         blended = conversion.blending_notes([(obj, plans)])
-        if blended:
-            headline, details = f"{headline}; blended actions", [*details, *blended]
+        headline, details = reports.noted(headline, details, blended, "blended actions")
         modified = conversion.modifier_notes(plans)
-        if modified:
-            headline, details = f"{headline}; F-curve modifiers keyed", [*details, *modified]
+        headline, details = reports.noted(headline, details, modified, "F-curve modifiers keyed")
         limited = any(plan.limited_keys for plan in plans)
         level = 'WARNING' if limited or blended or modified else 'INFO'
         reports.report(self, level, headline, details)

@@ -65,6 +65,12 @@ class ActionUse:
     slot: Any
     strip: bpy.types.NlaStrip | None = None
 
+    @property
+    def key(self) -> tuple[str, str | None]:
+        """What two uses of the same action and slot share: the action's full name and the
+        slot's identifier (None before 4.4)."""
+        return self.action.name_full, getattr(self.slot, "identifier", None)
+
 
 @dataclass
 class Channel:
@@ -114,10 +120,10 @@ def actions_of(obj: bpy.types.Object) -> list[ActionUse]:
     seen: set[tuple[str, Any]] = set()
 
     def add(action: bpy.types.Action, slot: Any, strip: bpy.types.NlaStrip | None) -> None:
-        key = (action.name_full, getattr(slot, "identifier", None))
-        if key not in seen:
-            seen.add(key)
-            uses.append(ActionUse(action, slot, strip))
+        use = ActionUse(action, slot, strip)
+        if use.key not in seen:
+            seen.add(use.key)
+            uses.append(use)
 
     if anim.action is not None:
         add(anim.action, compat.assigned_slot(anim), None)
@@ -134,24 +140,29 @@ def players(use: ActionUse) -> list[bpy.types.Object]:
     action = use.action
     if action.users - int(action.use_fake_user) <= 1:
         return []
-    key = (action.name_full, getattr(use.slot, "identifier", None))
     return [
         obj
         for obj in bpy.data.objects
-        if obj.animation_data is not None
-        and any(
-            (other.action.name_full, getattr(other.slot, "identifier", None)) == key
-            for other in actions_of(obj)
-        )
+        if obj.animation_data is not None and any(other.key == use.key for other in actions_of(obj))
     ]
 
 
-def curve_name(fcurve: bpy.types.FCurve) -> str:
-    """An F-curve as a report names it: its data path past the bone and its index
-    (``rotation_euler[1]``, ``["rq_vector"][0]``)."""
+def curve_place(bone_name: str, use: ActionUse, fcurve: bpy.types.FCurve) -> str:
+    """An F-curve of a bone as a refusal names it: ``bone 'A': its F-curve rotation_euler[1]
+    in action 'Walk'`` (its data path past the bone, ``["rq_vector"][0]`` for a parameter)."""
     path = fcurve.data_path
     tail = path.split('"]', 1)[1].lstrip(".") if path.startswith("pose.bones[") else path
-    return f"{tail}[{fcurve.array_index}]"
+    return (
+        f"bone '{bone_name}': its F-curve {tail}[{fcurve.array_index}] in action "
+        f"'{use.action.name}'"
+    )
+
+
+def check_unlocked(bone_name: str, use: ActionUse, fcurve: bpy.types.FCurve) -> None:
+    """Refuse (ValueError) a locked F-curve: Blender's editing tools leave a locked channel
+    alone, and so do the add-on's."""
+    if fcurve.lock:
+        raise ValueError(f"{curve_place(bone_name, use, fcurve)} is locked: unlock it first")
 
 
 def modifier_types(fcurve: bpy.types.FCurve) -> list[str]:

@@ -204,26 +204,18 @@ def _check_source(
         if channel is None:
             continue
         fcurve = channel.fcurve
-        muted, locked = fcurve.mute, fcurve.lock
-        kinds = animdata.modifier_types(fcurve) if channel.keys.has_modifiers else []
-        if not (muted or locked or kinds):
-            continue
-        where = (
-            f"bone '{pose_bone.name}': its F-curve {animdata.curve_name(fcurve)} in action "
-            f"'{use.action.name}'"
-        )
-        if muted:
+        if fcurve.mute:
             raise ValueError(
-                f"{where} is muted: unmute or delete it first (Blender does not play it; "
-                "converted, its keys would play)"
+                f"{animdata.curve_place(pose_bone.name, use, fcurve)} is muted: unmute or "
+                "delete it first (Blender does not play it; converted, its keys would play)"
             )
-        if locked:
-            raise ValueError(f"{where} is locked: unlock it first")
-        if strategy == "KEYS":
+        animdata.check_unlocked(pose_bone.name, use, fcurve)
+        kinds = animdata.modifier_types(fcurve) if channel.keys.has_modifiers else []
+        if kinds and strategy == "KEYS":
             raise ValueError(
-                f"{where} has modifiers ({', '.join(kinds)}), which Keep Key Times cannot "
-                "carry: use Sample and Reduce (their effect within the keyed frames becomes "
-                "keys) or remove them"
+                f"{animdata.curve_place(pose_bone.name, use, fcurve)} has modifiers "
+                f"({', '.join(kinds)}), which Keep Key Times cannot carry: use Sample and "
+                "Reduce (their effect within the keyed frames becomes keys) or remove them"
             )
         names += kinds
     return names
@@ -233,18 +225,17 @@ def _check_players(
     obj: bpy.types.Object,
     pose_bone: bpy.types.PoseBone,
     use: animdata.ActionUse,
-    players: dict[tuple[str, Any], list[bpy.types.Object]],
+    players: dict[tuple[str, str | None], list[bpy.types.Object]],
 ) -> None:
     """Refuse (ValueError) a bone whose action another armature plays through the same slot
     with a bone of that name: the conversion rewrites the action's curves, which would stop
     animating that armature's bone. ``players``: `animdata.players` by action use, filled on
     first use."""
-    key = (use.action.name_full, getattr(use.slot, "identifier", None))
-    if key not in players:
-        players[key] = [other for other in animdata.players(use) if other != obj]
+    if use.key not in players:
+        players[use.key] = [other for other in animdata.players(use) if other != obj]
     shared = [
         other.name
-        for other in players[key]
+        for other in players[use.key]
         if other.pose is not None and pose_bone.name in other.pose.bones
     ]
     if shared:
@@ -391,7 +382,7 @@ def plan_conversion(
     # Bones entering an add-on mode must not be driven: asked of each only if any driver is.
     driven = obj.animation_data is not None and len(obj.animation_data.drivers) > 0
     static_values = StaticValues(obj)
-    players: dict[tuple[str, Any], list[bpy.types.Object]] = {}  # (`_check_players`)
+    players: dict[tuple[str, str | None], list[bpy.types.Object]] = {}  # (`_check_players`)
     for name in bone_names:
         pose_bone = obj.pose.bones[name]
         source = bone_modes.current_mode(pose_bone)

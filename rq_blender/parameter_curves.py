@@ -204,15 +204,10 @@ def target_parameters(context: bpy.types.Context, names: Iterable[str]) -> list[
 
 
 def check_unlocked(parameters: Sequence[ParameterCurves]) -> None:
-    """Refuse (ValueError) parameters with a locked F-curve: Blender's editing tools leave a
-    locked channel alone, and so do the add-on's."""
+    """Refuse (ValueError) parameters with a locked F-curve (`animdata.check_unlocked`)."""
     for curves in parameters:
         for fcurve in curves.fcurves:
-            if fcurve.lock:
-                raise ValueError(
-                    f"bone '{curves.bone_name}': its F-curve {animdata.curve_name(fcurve)} in "
-                    f"action '{curves.use.action.name}' is locked: unlock it first"
-                )
+            animdata.check_unlocked(curves.bone_name, curves.use, fcurve)
 
 
 def count_bones(parameters: Sequence[ParameterCurves]) -> int:

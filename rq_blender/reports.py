@@ -39,6 +39,16 @@ def name_list(names: Sequence[str], shown: int = 3) -> str:
     return "".join(unique)
 
 
+def noted(
+    headline: str, details: list[str], notes: Sequence[str], tag: str
+) -> tuple[str, list[str]]:
+    """``(headline, details)`` with ``"; tag"`` on the headline and ``notes`` after the
+    details when there are notes; unchanged otherwise."""
+    if not notes:
+        return headline, details
+    return f"{headline}; {tag}", [*details, *notes]
+
+
 def report(
     operator: bpy.types.Operator, level: str, headline: str, details: Sequence[str] = ()
 ) -> None:

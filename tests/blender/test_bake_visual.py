@@ -339,15 +339,21 @@ def test_frame_runs(addon):
     )
 
 
+def _bake_muting(obj, baked, frame_end, capsys):
+    """Bake the bone ``baked`` of ``obj`` alone (the others deselected) from frame 1 with Mute
+    Constraints; the reports."""
+    for pose_bone in obj.pose.bones:
+        rigs.select(pose_bone, pose_bone.name == baked)
+    capsys.readouterr()
+    assert bpy.ops.pose.rq_bake_visual(
+        frame_start=1, frame_end=frame_end, mute_constraints=True
+    ) == {'FINISHED'}
+    return _reports(capsys)
+
+
 def test_muting_ik_names_the_unbaked_bones_it_turned(addon, capsys):
     obj = _constrained_rig()
-    for name in ("A", "B"):
-        rigs.select(obj.pose.bones[name], False)
-    capsys.readouterr()
-    assert bpy.ops.pose.rq_bake_visual(frame_start=1, frame_end=3, mute_constraints=True) == {
-        'FINISHED'
-    }
-    found = _reports(capsys)
+    found = _bake_muting(obj, "C", 3, capsys)
     assert found[-1] == ("Warning", "Visual bake: 1 bone, 3 frames; check IK")
     assert ("Info", "Muting IK also frees B, not baked: their pose changes") in found
 
@@ -359,13 +365,7 @@ def test_muting_mutes_an_ik_on_an_unbaked_bone_that_turns_baked_ones(addon, caps
     B's keys reproduce the constrained pose with every constraint that posed it muted."""
     obj = _constrained_rig()
     before = rigs.pose_matrices(obj, FRAMES)
-    for name in ("A", "C"):
-        rigs.select(obj.pose.bones[name], False)
-    capsys.readouterr()
-    assert bpy.ops.pose.rq_bake_visual(frame_start=1, frame_end=24, mute_constraints=True) == {
-        'FINISHED'
-    }
-    found = _reports(capsys)
+    found = _bake_muting(obj, "B", 24, capsys)
     assert ("Info", "Muted 2 constraints posing the baked bones") in found, found
     assert ("Info", "Muting IK also frees C, not baked: their pose changes") in found, found
     assert _mutes(obj) == [
