@@ -19,7 +19,11 @@ that reach, the one closest to the start. A second pass (`slsqp_closest`) gives 
 problem too: the squared joint angles from the start minimized, the reach as an equality
 constraint, the same limits; its rows compare the angles as well. Times are CPU
 times of the process (``time.process_time``), medians over the targets; each solver runs
-over all the targets in its own pass.
+over all the targets in its own pass. OpenBLAS runs one thread (``OPENBLAS_NUM_THREADS``,
+set before numpy loads): with its default threads, SLSQP's solves on the 10-joint chain
+kept a second thread spinning, whose CPU time doubled SLSQP's there (63 against 31 ms a
+drag) while the wall time a user waits did not; the 3-joint chain's are too small to
+thread.
 
 Run from the repository root: ``python benchmarks/bench_ik.py``.
 """
@@ -27,9 +31,12 @@ Run from the repository root: ``python benchmarks/bench_ik.py``.
 from __future__ import annotations
 
 import math
+import os
 import pathlib
 import sys
 import time
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # (before numpy loads: see above)
 
 import numpy as np
 
