@@ -23,9 +23,11 @@ chain. Each bone keeps its mode:
 * a bone whose rotation is driven by anything but the add-on (a driver on a rotation channel
   or, for an add-on bone, on a parameter property) is held: all its axes locked.
 
-The model is checked against Blender before solving: every bone's frame computed from the
-offsets and the bones' current rotations must be the pose Blender evaluated (`Chain` refuses a
-chain posed by constraints or by bone settings the offsets leave out, such as a bone that does
+A chain with a bone whose constraint acts is refused (the model leaves constraints out, and a
+Limit Rotation that the start pose lies within changes nothing until the solver moves the bone
+past it). The model is also checked against Blender before solving: every bone's frame
+computed from the offsets and the bones' current rotations must be the pose Blender evaluated
+(`Chain` refuses a chain posed by bone settings the offsets leave out, such as a bone that does
 not inherit its parent's rotation).
 
 `write_result` stores a solution in each bone's own mode: add-on bones through
@@ -185,11 +187,13 @@ def read_chain(pose_bones: Sequence[bpy.types.PoseBone]) -> Chain:
     Reads the evaluated pose: evaluate the depsgraph first. Raises ValueError naming the bone
     for a stored value no tool can use (`bone_modes.check_values`), a bone of zero length
     (scaled to nothing), a chain in which nothing can turn (every bone held or every axis
-    locked), and a chain posed other than the model says (constraints, bone settings).
+    locked), a bone with a constraint that acts, and a chain posed other than the model says
+    (bone settings).
     """
     obj = cast(bpy.types.Object, pose_bones[0].id_data)
     for pose_bone in pose_bones:
         bone_modes.check_values(pose_bone)
+        _check_unconstrained(pose_bone)
     world = np.array(obj.matrix_world, dtype=np.float64)
     rests = [np.array(pb.bone.matrix_local, dtype=np.float64) for pb in pose_bones]
     root = pose_bones[0]
@@ -232,6 +236,19 @@ def read_chain(pose_bones: Sequence[bpy.types.PoseBone]) -> Chain:
     return chain
 
 
+def _check_unconstrained(pose_bone: bpy.types.PoseBone) -> None:
+    """Refuse (ValueError) a bone with a constraint that acts (not muted, a nonzero
+    influence, valid settings): the solver's model leaves constraints out, and one that does
+    not act at the start (a Limit Rotation whose range holds the start pose) passes
+    `_check_model` and then moves the bone away from the pose solved."""
+    for constraint in pose_bone.constraints:
+        if not constraint.mute and constraint.influence > 0.0 and constraint.is_valid:
+            raise ValueError(
+                f"bone '{pose_bone.name}' has the constraint '{constraint.name}', which IK "
+                "posing does not model: mute it, or leave the bone out of the chain"
+            )
+
+
 def _zero_range(joint: Joint) -> bool:
     """A swing/twist joint whose limits leave no freedom (zero ellipse, a point range)."""
     if joint.kind != "swing_twist":
@@ -258,8 +275,8 @@ def _check_model(
         if np.abs(modelled - blender).max() > MODEL_TOLERANCE * size:
             raise ValueError(
                 f"bone '{pose_bone.name}' is posed by something IK posing does not model "
-                "(a constraint, or a bone that does not inherit its parent's rotation and "
-                "scale, or local location off)"
+                "(a bone that does not inherit its parent's rotation and scale, or local "
+                "location off)"
             )
 
 

@@ -311,6 +311,21 @@ def _bad_parameter(obj):
 def _constrained(obj):
     constraint = obj.pose.bones["C"].constraints.new('COPY_ROTATION')
     constraint.target, constraint.subtarget = obj, "A"
+    return {"target": (1.0, 1.0, 1.0)}, "bone 'C' has the constraint 'Copy Rotation'"
+
+
+def _constraint_idle_at_the_start(obj):
+    """A Limit Rotation whose range holds the start pose changes nothing there, and would
+    move the bone once the solver turned it past the range (found by a review: the reach
+    reported 1.157 short of a target it reaches with the constraint muted)."""
+    constraint = obj.pose.bones["C"].constraints.new('LIMIT_ROTATION')
+    constraint.use_limit_x, constraint.min_x, constraint.max_x = True, -3.0, 3.0
+    constraint.owner_space = 'LOCAL'
+    return {"target": (1.0, 1.0, 1.0)}, "bone 'C' has the constraint 'Limit Rotation'"
+
+
+def _bad_model(obj):
+    obj.pose.bones["C"].bone.use_inherit_rotation = False
     return {"target": (1.0, 1.0, 1.0)}, "does not model"
 
 
@@ -324,6 +339,8 @@ def _constrained(obj):
         _zero_length,
         _bad_parameter,
         _constrained,
+        _constraint_idle_at_the_start,
+        _bad_model,
     ],
 )
 def test_bad_input_is_refused_and_nothing_changes(addon, make_bad):
