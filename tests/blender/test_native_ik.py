@@ -182,6 +182,46 @@ def test_what_cannot_be_copied_exactly_is_reported(addon, capsys):
     )
 
 
+def test_itasc_is_warned_about(addon, capsys):
+    """The iTaSC solver does not keep to the IK limits as the Standard solver does: an upper
+    arm (along +Z) with a 60 x 20 degree ellipse copied, in a 2-bone IK chain reaching below
+    and behind, swings 60 degrees about Z under iTaSC (a review's measurement) and stays on
+    its 20 degrees under the Standard solver; the report says to use the Standard one."""
+    data = bpy.data.armatures.new("Arm")
+    obj = bpy.data.objects.new("Arm", data)
+    bpy.context.scene.collection.objects.link(obj)
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode='EDIT')
+    root, upper, lower = (data.edit_bones.new(n) for n in ("Root", "Upper", "Lower"))
+    root.head, root.tail = (0.0, 0.0, -0.3), (0.0, 0.0, 0.0)
+    upper.head, upper.tail, upper.parent, upper.use_connect = (0, 0, 0), (0, 0, 1), root, True
+    lower.head, lower.tail, lower.parent, lower.use_connect = (0, 0, 1), (0, 0, 2), upper, True
+    bpy.ops.object.mode_set(mode='POSE')
+    bone_modes = ro.addon_module("rq_blender.bone_modes")
+    arm = obj.pose.bones["Upper"]
+    bone_modes.enter_mode(arm, "SWING_TWIST", ((0.0, 0.0), 0.0))
+    arm["rq_swing_limit"] = [math.radians(60), math.radians(20)]
+    arm["rq_twist_limit"] = [math.radians(-10), math.radians(30)]
+    for pose_bone in obj.pose.bones:
+        rigs.select(pose_bone, pose_bone.name == "Upper")
+    obj.pose.ik_solver = 'ITASC'
+    capsys.readouterr()
+    assert bpy.ops.pose.rq_copy_limits_to_ik() == {'FINISHED'}
+    found = REPORT.findall(capsys.readouterr().out)
+    assert found[-1][0] == "Warning" and found[-1][1].endswith("; iTaSC does not keep to them")
+    assert any(text.startswith("Arm uses the iTaSC IK solver") for _, text in found)
+    target = bpy.data.objects.new("Goal", None)
+    bpy.context.scene.collection.objects.link(target)
+    target.location = (0.8, -0.01, -1.7)
+    ik = obj.pose.bones["Lower"].constraints.new('IK')
+    ik.target, ik.chain_count = target, 2
+    swing, _ = _local_swing_twist(obj, "Upper")
+    assert abs(swing[1]) > math.radians(50), np.degrees(swing)
+    obj.pose.ik_solver = 'LEGACY'  # the Standard solver
+    swing, _ = _local_swing_twist(obj, "Upper")
+    assert (swing[0] / math.radians(60)) ** 2 + (swing[1] / math.radians(20)) ** 2 <= 1 + 1e-4
+
+
 def test_bad_input_changes_nothing(addon, capsys):
     obj = _swing_twist_bone((0.9, 0.4), (-0.3, 0.5))
     native_ik = ro.addon_module("rq_blender.native_ik")
