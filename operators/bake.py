@@ -21,6 +21,7 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty
 
 from ..rq_blender import (
+    animdata,
     bone_modes,
     collector,
     conversion,
@@ -130,12 +131,16 @@ class POSE_OT_rq_bake(bpy.types.Operator):
         options={'SKIP_SAVE'},
     )
     frame_start: IntProperty(  # type: ignore[valid-type]
+        min=-animdata.MAX_FRAME,
+        max=animdata.MAX_FRAME,
         name="Start Frame",
         default=1,
         description="First frame to bake (with Frame Range)",
         options={'SKIP_SAVE'},
     )
     frame_end: IntProperty(  # type: ignore[valid-type]
+        min=-animdata.MAX_FRAME,
+        max=animdata.MAX_FRAME,
         name="End Frame",
         default=250,
         description="Last frame to bake (with Frame Range)",

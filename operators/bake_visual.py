@@ -19,7 +19,15 @@ import bpy
 import numpy as np
 from bpy.props import BoolProperty, IntProperty
 
-from ..rq_blender import collector, parameter_curves, progress, reports, transaction, visual_bake
+from ..rq_blender import (
+    animdata,
+    collector,
+    parameter_curves,
+    progress,
+    reports,
+    transaction,
+    visual_bake,
+)
 from ..rq_blender.registration import register_classes_factory
 
 if TYPE_CHECKING:
@@ -102,11 +110,15 @@ class POSE_OT_rq_bake_visual(bpy.types.Operator):
     bl_options = {'REGISTER', 'UNDO'}
 
     frame_start: IntProperty(  # type: ignore[valid-type]
+        min=-animdata.MAX_FRAME,
+        max=animdata.MAX_FRAME,
         name="Start Frame",
         description="First frame to bake (default: the scene's start)",
         options={'SKIP_SAVE'},
     )
     frame_end: IntProperty(  # type: ignore[valid-type]
+        min=-animdata.MAX_FRAME,
+        max=animdata.MAX_FRAME,
         name="End Frame",
         description="Last frame to bake (default: the scene's end)",
         options={'SKIP_SAVE'},

@@ -52,6 +52,9 @@ KEY_ATTRIBUTES: tuple[tuple[str, Any, int], ...] = (
 )
 # `FCurve.update()` merges keys closer than this many frames (measured in 4.2 and 5.0).
 KEY_MERGE_DISTANCE = 0.01
+# Blender's last frame (``MAXFRAME``; ``Scene.frame_current`` runs from its negative to it, in
+# 4.2 to 5.2): `Scene.frame_set` stops there, so frame ranges of the bakes stay within.
+MAX_FRAME = 1048574
 
 
 @dataclass(frozen=True)

@@ -115,8 +115,10 @@ def selected_bones(context: bpy.types.Context) -> list[BakeBone]:
 def check_bake(bones: Sequence[BakeBone], frames: tuple[float, float]) -> None:
     """Refuse, before anything is evaluated, what the bake cannot do: a frame range that
     ends before it starts, stored values no tool can use (`bone_modes.check_values`), an
-    armature in NLA tweak mode (its active action runs in a strip's time). Raises
-    ValueError saying which."""
+    armature in NLA tweak mode (its active action runs in a strip's time), a parameter
+    F-curve the keys would go into that is muted (Blender does not play it: the keys would
+    not pose the bone) or locked (Blender's editing tools leave it alone). Raises ValueError
+    saying which."""
     if frames[1] < frames[0]:
         raise ValueError(f"the frame range ends ({frames[1]:g}) before it starts ({frames[0]:g})")
     for bone in bones:
@@ -124,6 +126,29 @@ def check_bake(bones: Sequence[BakeBone], frames: tuple[float, float]) -> None:
         anim = bone.obj.animation_data
         if anim is not None and anim.use_tweak_mode:
             raise ValueError(f"{bone.obj.name} is in NLA tweak mode: leave it first")
+        if anim is not None and anim.action is not None:
+            _check_target_curves(bone, animdata.ActionUse(anim.action, compat.assigned_slot(anim)))
+
+
+def _check_target_curves(bone: BakeBone, use: animdata.ActionUse) -> None:
+    """Refuse (ValueError) a muted or locked parameter F-curve of ``bone`` in ``use`` (the
+    active action, which `write_plans` writes)."""
+    owner = animdata.fcurve_owner(use)
+    if owner is None:
+        return
+    for parameter in MODES[bone.mode].parameters:
+        path = animdata.bone_data_path(bone.name, parameter.path)
+        for index in range(parameter.size):
+            fcurve = owner.fcurves.find(path, index=index)
+            if fcurve is None:
+                continue
+            if fcurve.mute:
+                raise ValueError(
+                    f"{animdata.curve_place(bone.name, use, fcurve)} is muted: unmute or "
+                    "delete it first (Blender does not play it: baked keys there would not "
+                    "pose the bone)"
+                )
+            animdata.check_unlocked(bone.name, use, fcurve)
 
 
 def sample(

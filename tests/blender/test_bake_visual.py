@@ -246,6 +246,10 @@ def test_location_and_scale_that_constraints_add_are_reported(addon, capsys):
         ("inverted", r"ends \(4\) before it starts \(10\)"),
         ("nan", r"rq_swing_limit of B is not a number"),
         ("inf", r"rq_swing_limit of B is infinite"),
+        # (a review found keys written into both, reported as baked: a muted curve does not
+        # play, so with Mute Constraints the bone fell back to rest)
+        ("mute", r"bone 'B': its F-curve \[\"rq_swing\"\]\[0\] in action .* is muted"),
+        ("lock", r"bone 'B': its F-curve \[\"rq_swing\"\]\[0\] in action .* is locked"),
     ],
 )
 def test_bad_input_is_refused_and_changes_nothing(addon, change, message):
@@ -253,6 +257,14 @@ def test_bad_input_is_refused_and_changes_nothing(addon, change, message):
     kwargs = {"frame_start": 1, "frame_end": 24}
     if change == "inverted":
         kwargs = {"frame_start": 10, "frame_end": 4}
+    elif change in ("mute", "lock"):
+        obj.pose.bones["B"].keyframe_insert('["rq_swing"]', frame=1)
+        (fcurve,) = [
+            f
+            for f in rigs.fcurves_of(obj)
+            if f.data_path == 'pose.bones["B"]["rq_swing"]' and f.array_index == 0
+        ]
+        setattr(fcurve, change, True)
     else:
         obj.pose.bones["B"]["rq_swing_limit"] = [getattr(math, change), 1.0]
     bpy.context.scene.frame_set(5)
@@ -437,3 +449,27 @@ def test_a_pose_on_the_limit_is_not_reported_as_breaking_it(addon, capsys):
     }
     assert _reports(capsys)[-1] == ("Info", "Baked visual rotation: 1 bone, 3 frames")
     _assert_matches(before, rigs.pose_matrices(obj, frames), "on the limit")
+
+
+def test_the_frame_range_stops_at_blenders_last_frame(addon):
+    """Blender's frames end at 1,048,574 (`Scene.frame_set` stops there): a range past it is
+    cut there, as Blender's own frame properties are (a review found the five frames past it
+    keyed with the last frame's pose, and a range at 2^31 keyed at 2147483648.0)."""
+    obj = _constrained_rig()
+    last = ro.addon_module("rq_blender.animdata").MAX_FRAME
+    assert last == bpy.types.Scene.bl_rna.properties["frame_current"].hard_max
+    assert bpy.ops.pose.rq_bake_visual(frame_start=last - 4, frame_end=last + 5) == {'FINISHED'}
+    times, _ = _keys(obj, "B", "rq_swing", 2)
+    assert times[-5:].tolist() == [float(f) for f in range(last - 4, last + 1)]
+    assert times.max() == last
+
+
+@pytest.mark.parametrize("operator", ["rq_bake", "rq_bake_visual"])
+def test_both_bakes_take_frames_within_blenders(addon, operator):
+    scene_frames = bpy.types.Scene.bl_rna.properties["frame_current"]
+    properties = getattr(bpy.ops.pose, operator).get_rna_type().properties
+    for name in ("frame_start", "frame_end"):
+        assert (properties[name].hard_min, properties[name].hard_max) == (
+            scene_frames.hard_min,
+            scene_frames.hard_max,
+        )
