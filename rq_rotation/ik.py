@@ -541,7 +541,8 @@ class IKResult:
         (for a rigid chain ``2 sqrt(2) sin(angle / 2)`` of the angle between them).
     active : tuple of tuple of str
         Per joint, the limits the result lies on: ``"swing"`` (on the ellipse, or at an end of
-        a hinge's segment), ``"twist_min"``, ``"twist_max"``.
+        a hinge's segment), ``"twist_min"``, ``"twist_max"``; and a zero-width limit (a hinge's
+        zero semi-axis, a twist range of one value) where it holds the end effector back.
     holding : tuple of tuple of str
         Of those, the ones that hold the end effector back (empty where the target is
         reached): letting one go would bring it closer (a positive multiplier of the reach,
@@ -592,6 +593,9 @@ class _Layout:
         self.identity = np.eye(3 * n)
         # (joint, a, b) of the joints with an ellipse, as Python numbers for scalar work
         self.ellipses = [(int(i), *ellipse[i].tolist()) for i in np.flatnonzero(ellipse[:, 0] > 0)]
+        # the coordinates a zero-width limit holds (a hinge's other swing coordinate, a twist
+        # range of one value), not a lock: flat indices
+        self.pinned = np.flatnonzero(((lower == upper) & ~fixed).ravel()).tolist()
         fixed |= lower == upper
         self.fixed = fixed.ravel()
         self.free = ~self.fixed
@@ -672,7 +676,7 @@ class _Chain:
 
     The arrays its joints' kinds and limits fix come from the shared `_Layout` (read-only):
     ``n``, ``kinds``, ``factors``, ``lower``, ``upper``, ``ellipse``, ``identity``,
-    ``ellipses``, ``fixed``, ``free``, ``free_mask``, ``box``, ``free_basis``,
+    ``ellipses``, ``fixed``, ``pinned``, ``free``, ``free_mask``, ``box``, ``free_basis``,
     ``clip``, ``curvature_weights``, ``block_index``, ``within_factors``,
     ``within_index``, ``free_rq``, ``free_rq_joints``.
     """
@@ -696,6 +700,7 @@ class _Chain:
         self.identity = layout.identity
         self.ellipses = layout.ellipses
         self.fixed, self.curvature_weights = layout.fixed, layout.curvature_weights
+        self.pinned = layout.pinned
         self.free, self.box, self.free_basis = layout.free, layout.box, layout.free_basis
         self.free_mask, self.clip = layout.free_mask, layout.clip
         self.free_rq, self.free_rq_joints = layout.free_rq, layout.free_rq_joints
@@ -1286,6 +1291,7 @@ def solve_chain(
 
     state, iterations = _solve(chain, state, max_iterations, callback, start)
 
+    holding = _holding(chain, state)
     rot_err = None
     if rot_target is not None:
         rot_err = float(np.linalg.norm(np.reshape(state.linear, (3, 3)) - rot_target))
@@ -1293,8 +1299,11 @@ def solve_chain(
         params=_output(chain, state.p, start),
         distance=math.dist(state.end.tolist(), target_a.tolist()),
         orientation_error=rot_err,
-        active=_active(chain, state.p),
-        holding=_holding(chain, state),
+        active=tuple(
+            tuple(dict.fromkeys(on + held))
+            for on, held in zip(_active(chain, state.p), holding, strict=True)
+        ),
+        holding=holding,
         iterations=iterations,
         moved=math.sqrt(state.e2),
     )
@@ -2158,20 +2167,28 @@ def _holding(chain: _Chain, state: _State) -> tuple[tuple[str, ...], ...]:
     """`_active`'s limits at ``state`` that hold the end effector back (`IKResult.holding`):
     the multipliers ``mu`` of ``g + N mu = 0`` over the free parameters (``g`` the reach's
     gradient ``J1^T r1``, ``N`` the limits' outward normals), fitted by least squares, above
-    `HOLDING` of the residual. None where the target is reached."""
+    `HOLDING` of the residual; and the zero-width limits (``pinned``) whose coordinate's
+    gradient is that large (alone on its coordinate, its multiplier is the gradient's size,
+    the bound on the side the gradient pushes to). None where the target is reached."""
     if state.e1 <= REACH_TOLERANCE:
         return ((),) * chain.n
     state = chain.evaluate(state.p, jacobians=True)  # (a solve may end on a bare state)
     on_box, normals = _limits_at(chain, state.p)
+    gradient = state.j1.T @ state.r1
+    pushes = gradient.tolist()
+    held_box = [
+        (k, -1.0 if pushes[k] > 0.0 else 1.0)  # (-g: the way the coordinate would go)
+        for k in chain.pinned
+        if abs(pushes[k]) > HOLDING * state.e1
+    ]
     columns = _limit_normals(chain, on_box, normals)
     if not columns:
-        return ((),) * chain.n
-    gradient = state.j1.T @ state.r1
+        return _names(chain, held_box, set())
     mu = np.linalg.lstsq(np.array(columns).T[chain.free], -gradient[chain.free], rcond=None)[0]
     held = mu > HOLDING * state.e1
     return _names(
         chain,
-        [limit for limit, h in zip(on_box, held[: len(on_box)], strict=True) if h],
+        [limit for limit, h in zip(on_box, held[: len(on_box)], strict=True) if h] + held_box,
         {i for i, h in zip(normals, held[len(on_box) :], strict=True) if h},
     )
 

@@ -1401,3 +1401,28 @@ def test_only_the_limits_that_hold_the_chain_back_are_holding():
     assert all("swing" in names for names in aside.active)
     reached = solve_chain(joints, tip, (0.2, 1.95, 0.0))
     assert reached.distance < 1e-9 and reached.holding == ((), ())
+
+
+def test_a_zero_width_limit_that_holds_the_chain_back_is_named():
+    """A hinge (the swing's Z semi-axis 0) and a twist range of one value hold a coordinate
+    at one value: aimed where only that coordinate would turn the chain, it holds the end
+    effector back and is named, in `holding` and `active` ("Out of reach by 1.03" named no
+    limit in a review, where a Z semi-axis of 0.05 read "stopped by Elbow swing limit").
+    Aimed where the hinge turns, nothing holds. A lock is no limit and is not named."""
+    hinge = Joint("swing_twist", (0.3, 0.0, 0.0), swing_limit=(1.0, 0.0), twist_limit=(0, 0))
+    tip = (0.0, 1.0, 0.0)
+    aside = solve_chain([hinge], tip, (-2.0, 0.5, 0.0))  # (turning about Z: the pinned one)
+    assert aside.distance > 1.0
+    assert aside.holding == (("swing",),) and aside.active == (("swing",),)
+    in_plane = solve_chain([hinge], tip, (0.0, math.cos(0.5), math.sin(0.5)))
+    assert in_plane.distance < 1e-9 and in_plane.holding == ((),)
+    # the hinge's twist held at 0.2: a tip off the bone's Y axis turned about Y past it
+    twist = Joint("swing_twist", (0.0, 0.0, 0.2), swing_limit=(1.0, 0.0), twist_limit=(0.2, 0.2))
+    for angle, name in ((0.6, "twist_max"), (0.0, "twist_min")):
+        target = (0.5 * math.cos(angle), 1.0, -0.5 * math.sin(angle))
+        result = solve_chain([twist], (0.5, 1.0, 0.0), target)
+        assert result.distance > 0.005  # (out of reach)
+        assert name in result.holding[0], (angle, result.holding)
+    locked = Joint("rq", (0.0, 0.0, 0.0), locks=(True, True, False))
+    result = solve_chain([locked], tip, (0.0, 0.0, 1.0))
+    assert result.distance > 0.5 and result.holding == ((),)
