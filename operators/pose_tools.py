@@ -187,19 +187,29 @@ class POSE_OT_rq_keyframe_insert(bpy.types.Operator):
                 if native:
                     with _deselected(addon):
                         bpy.ops.anim.keyframe_insert()
-                for pose_bone in addon:
-                    self._key(pose_bone, channels)
+                refused = {pose_bone.name: self._key(pose_bone, channels) for pose_bone in addon}
         except Exception as error:  # restored, reported, never raised
             return transaction.report_failure(self, error)
-        self.report({'INFO'}, f"Keyed {reports.plural(len(addon) + len(native), 'bone')}")
+        headline = f"Keyed {reports.plural(len(addon) + len(native), 'bone')}"
+        details = [
+            f"{name}: {', '.join(paths)} not keyed: Blender refused it (a locked or sampled "
+            "F-curve: unlock it, or clear its samples)"
+            for name, paths in refused.items()
+            if paths
+        ]
+        if details:
+            headline += f"; {reports.plural(len(details), 'bone')} not fully keyed"
+        reports.report(self, 'WARNING' if details else 'INFO', headline, details)
         return {'FINISHED'}
 
     @staticmethod
-    def _key(pose_bone: bpy.types.PoseBone, channels: set[str]) -> None:
+    def _key(pose_bone: bpy.types.PoseBone, channels: set[str]) -> list[str]:
+        """Key the bone's ``channels``; the data paths Blender refused to key."""
         group = pose_bone.name
+        refused = []
         for channel, path in TRANSFORM_PATHS.items():
-            if channel in channels:
-                pose_bone.keyframe_insert(path, group=group)
+            if channel in channels and not pose_bone.keyframe_insert(path, group=group):
+                refused.append(path)
         if "CUSTOM_PROPS" in channels:
             # every number property, the parameters included, but the joint limits: a rig's
             # settings, which a key would put back at every frame change after the rigger
@@ -213,11 +223,12 @@ class POSE_OT_rq_keyframe_insert(bpy.types.Operator):
                     value if hasattr(value, "__len__") and not isinstance(value, str) else [value]
                 )
                 if len(numbers) and all(isinstance(x, (int, float)) for x in numbers):
-                    pose_bone.keyframe_insert(
-                        f'["{bpy.utils.escape_identifier(name)}"]', group=group
-                    )
+                    path = f'["{bpy.utils.escape_identifier(name)}"]'
+                    if not pose_bone.keyframe_insert(path, group=group):
+                        refused.append(path)
         elif "ROTATION" in channels:
-            pose_mirror.key_rotation(pose_bone)
+            refused += pose_mirror.key_rotation(pose_bone)
+        return refused
 
 
 @dataclass

@@ -139,11 +139,16 @@ def restore(found: list[Mirror]) -> None:
         write(_bone(mirror.obj_name, mirror.target), mirror.start)
 
 
-def key_rotation(pose_bone: bpy.types.PoseBone) -> None:
+def key_rotation(pose_bone: bpy.types.PoseBone) -> list[str]:
     """Key a bone's rotation channels at the current frame (its mode's parameters, see
-    ``rq_rotation.modes``), in the channel group named after it."""
-    for parameter in MODES[bone_modes.current_mode(pose_bone)].parameters:
-        pose_bone.keyframe_insert(parameter.path, group=pose_bone.name)
+    ``rq_rotation.modes``), in the channel group named after it. Returns the data paths
+    Blender refused to key (a locked or sampled F-curve: ``keyframe_insert`` returns False,
+    whatever the preferences, measured in 4.2 and 5.2)."""
+    return [
+        parameter.path
+        for parameter in MODES[bone_modes.current_mode(pose_bone)].parameters
+        if not pose_bone.keyframe_insert(parameter.path, group=pose_bone.name)
+    ]
 
 
 def key_targets(found: list[Mirror]) -> None:

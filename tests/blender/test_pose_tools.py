@@ -132,6 +132,24 @@ def test_insert_keyframe_keys_parameters_for_rotation(addon, keying_channels, ch
     assert not any("rotation_axis_angle" in path for path, _, _ in keyed)
 
 
+def test_insert_keyframe_reports_the_channels_blender_refuses(addon, keying_channels, capsys):
+    """A locked curve takes no key (Blender's ``keyframe_insert`` refuses it); the report says
+    which (a review: "Keyed 1 bone" read where Blender had keyed nothing)."""
+    obj = symmetric_rig({"A": "RQ", "B": "RQ"})
+    keying_channels.key_insert_channels = {"ROTATION"}
+    assert bpy.ops.pose.rq_keyframe_insert() == {'FINISHED'}
+    for fcurve in rigs.fcurves_of(obj):
+        fcurve.lock = fcurve.data_path.startswith('pose.bones["A"]')
+    bpy.context.scene.frame_set(5)
+    capsys.readouterr()
+    assert bpy.ops.pose.rq_keyframe_insert() == {'FINISHED'}
+    out = capsys.readouterr().out
+    assert "Warning: Keyed 2 bones; 1 bone not fully keyed" in out, out
+    assert 'Info: A: ["rq_vector"] not keyed: Blender refused it' in out, out
+    keys = {(f.data_path, len(f.keyframe_points)) for f in rigs.fcurves_of(obj)}
+    assert keys == {('pose.bones["A"]["rq_vector"]', 1), ('pose.bones["B"]["rq_vector"]', 2)}
+
+
 def test_insert_keyframe_follows_the_rotation_keying_set(addon, keying_channels):
     obj = symmetric_rig({"A": "RQ"})
     keying_channels.key_insert_channels = {"LOCATION"}
