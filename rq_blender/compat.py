@@ -22,7 +22,8 @@ each release the tests run (``bash dev.sh sweep`` runs all seven):
   and 4.3 keep it (callers remove it). ``FCurve.group`` cannot be set to ``None`` on any
   release.
 - Pose-bone selection (`POSE_BONE_SELECT`): ``PoseBone.select`` from 5.0, ``Bone.select``
-  before.
+  before; hiding a bone in Pose mode (`POSE_BONE_HIDE`): ``PoseBone.hide`` from 5.0 (there
+  ``Bone.hide`` no longer hides it in Pose mode), ``Bone.hide`` before.
 
 Every attribute that exists in only some versions is read with ``getattr`` here, so the rest
 of the add-on type-checks against every release's API stubs (4.2, 4.5 and 5.2).
@@ -43,6 +44,9 @@ CHANNELBAG_NEW_TAKES_GROUP = bpy.app.version >= (5, 0, 0)
 # Selection moved from ``Bone.select`` to ``PoseBone.select`` in Blender 5.0 (checked on
 # 4.2 .. 5.2).
 POSE_BONE_SELECT = bpy.app.version >= (5, 0, 0)
+# Hiding a bone in Pose mode moved from ``Bone.hide`` to ``PoseBone.hide`` in Blender 5.0
+# (checked against ``context.selected_pose_bones`` on 4.2, 4.5 and 5.2).
+POSE_BONE_HIDE = bpy.app.version >= (5, 0, 0)
 
 
 class FCurveOwner(Protocol):
@@ -53,10 +57,20 @@ class FCurveOwner(Protocol):
 
 
 def pose_bone_selected(pose_bone: bpy.types.PoseBone) -> bool:
-    """Whether a pose bone is selected (in Pose mode)."""
+    """Whether a pose bone is selected as Blender's tools count it in Pose mode (its bones
+    in ``context.selected_pose_bones``): its select flag set, and shown: not hidden, and in no
+    bone collection or in one visible with its parents. (A bone selected in a hidden
+    collection is left alone by Blender's tools, and so by the add-on's.)"""
+    bone = pose_bone.bone
     if POSE_BONE_SELECT:
-        return bool(getattr(pose_bone, "select"))  # noqa: B009 (5.0 only)
-    return bool(getattr(pose_bone.bone, "select"))  # noqa: B009 (before 5.0 only)
+        selected = bool(getattr(pose_bone, "select"))  # noqa: B009 (5.0 only)
+    else:
+        selected = bool(getattr(bone, "select"))  # noqa: B009 (before 5.0 only)
+    hidden = getattr(pose_bone, "hide") if POSE_BONE_HIDE else bone.hide  # noqa: B009
+    if not selected or hidden:
+        return False
+    collections = bone.collections
+    return not len(collections) or any(c.is_visible_effectively for c in collections)
 
 
 def set_pose_bone_selected(pose_bone: bpy.types.PoseBone, selected: bool) -> None:

@@ -5,6 +5,7 @@ so `bash dev.sh sweep` checks each boundary on every release with a wheel (4.2 .
 from __future__ import annotations
 
 import bpy
+import rigs
 import rigs_operators as ro
 
 T = bpy.types
@@ -50,3 +51,30 @@ def test_pose_bone_selection_boundary():
     compat = ro.addon_module("rq_blender.compat")
     assert ("select" in _properties("PoseBone")) == compat.POSE_BONE_SELECT
     assert ("select" in _properties("Bone")) == (not compat.POSE_BONE_SELECT)
+
+
+def test_pose_bone_selected_counts_as_blenders_tools_do():
+    """`compat.pose_bone_selected` against ``context.selected_pose_bones``: bones selected
+    but hidden (``Bone.hide`` before 5.0, ``PoseBone.hide`` from 5.0), or only in a hidden
+    bone collection, do not count (a review found Switch Mode, Bake and Spline Interpolate
+    acting on selected bones of hidden collections, which Blender's own tools skip)."""
+    compat = ro.addon_module("rq_blender.compat")
+    assert ("hide" in _properties("PoseBone")) == compat.POSE_BONE_HIDE
+    names = ("Shown", "Hidden", "PoseHidden", "InHidden", "InHiddenChild", "InTwo", "Off")
+    obj = rigs.armature(names, chain=False)
+    data = obj.data
+    hidden = data.collections.new("Hidden")
+    child = data.collections.new("Child", parent=hidden)
+    shown = data.collections.new("Shown")
+    hidden.assign(data.bones["InHidden"])
+    child.assign(data.bones["InHiddenChild"])
+    hidden.assign(data.bones["InTwo"])
+    shown.assign(data.bones["InTwo"])
+    hidden.is_visible = False
+    data.bones["Hidden"].hide = True
+    if compat.POSE_BONE_HIDE:
+        obj.pose.bones["PoseHidden"].hide = True
+    rigs.select(obj.pose.bones["Off"], False)
+    ours = {pb.name for pb in obj.pose.bones if compat.pose_bone_selected(pb)}
+    assert ours == {pb.name for pb in bpy.context.selected_pose_bones}
+    assert {"Shown", "InTwo"} <= ours and not ours & {"InHidden", "InHiddenChild", "Off"}

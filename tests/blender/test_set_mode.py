@@ -444,3 +444,16 @@ def test_converted_curves_reuse_the_old_ones_in_value_order(addon, source, targe
     assert all(fc.group.name == group for fc in fcurves)
     assert all(len(fc.keyframe_points) == len(FRAMES) for fc in rotation)
     assert sum("scale" in fc.data_path for fc in fcurves) == after
+
+
+def test_selected_bones_in_a_hidden_bone_collection_are_left_alone(addon):
+    """As Blender's own tools do (a review found them converted on rigs whose hidden MCH
+    layers still had bones selected)."""
+    obj = _keyed_rig("QUATERNION")
+    hidden = obj.data.collections.new("MCH")
+    hidden.assign(obj.data.bones["B"])
+    hidden.is_visible = False
+    assert _set_mode(mode='RQ') == {'FINISHED'}
+    assert "rq_vector" in obj.pose.bones["A"]
+    assert "rq_vector" not in obj.pose.bones["B"]
+    assert obj.pose.bones["B"].rotation_mode == 'QUATERNION'
