@@ -9,6 +9,7 @@ import math
 import bpy
 import numpy as np
 import pytest
+import rigs
 from rigs import armature, evaluate
 
 
@@ -161,3 +162,43 @@ def test_a_pose_batch_sets_what_assignments_set(addon):
         "YZX",
         "ZXY",
     ]
+
+
+def test_a_library_override_refuses_mode_switches(addon, tmp_path):
+    """Drivers and properties added to (or removed from) an override are not saved: refused,
+    nothing changed. Keys on the override's add-on bones stay allowed."""
+    modes = addon.rq_blender.bone_modes
+    obj = armature(["A", "B"])
+    modes.enter_mode(obj.pose.bones["A"], "RQ", (0.1, 0.2, 0.3))
+    collection = bpy.data.collections.new("RigCollection")
+    bpy.context.scene.collection.children.link(collection)
+    bpy.context.scene.collection.objects.unlink(obj)
+    collection.objects.link(obj)
+    bpy.ops.object.mode_set(mode='OBJECT')
+    library = tmp_path / "library.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(library))
+    bpy.ops.wm.read_homefile(use_empty=True)
+    with bpy.data.libraries.load(str(library), link=True) as (_, linked):
+        linked.collections = ["RigCollection"]
+    instance = bpy.data.objects.new("Instance", None)
+    instance.instance_type = 'COLLECTION'
+    instance.instance_collection = linked.collections[0]
+    bpy.context.scene.collection.objects.link(instance)
+    overridden = linked.collections[0].override_hierarchy_create(
+        bpy.context.scene, bpy.context.view_layer, reference=instance, do_fully_editable=True
+    )
+    (rig,) = [o for o in overridden.all_objects if o.type == 'ARMATURE']
+    assert rig.override_library is not None
+    bpy.context.view_layer.objects.active = rig
+    bpy.ops.object.mode_set(mode='POSE')
+    bones = rig.pose.bones
+    before = {b.name: (b.rotation_mode, sorted(b.keys())) for b in bones}
+    for name in ("A", "B"):
+        rigs.select(bones[name], True)
+    with pytest.raises(RuntimeError, match=r"'Rig' is a library override: .*/library\.blend"):
+        bpy.ops.pose.rq_set_mode(mode='SWING_TWIST')
+    assert {b.name: (b.rotation_mode, sorted(b.keys())) for b in bones} == before
+    with pytest.raises(ValueError, match="library override"):
+        modes.leave_mode(bones["A"], "QUATERNION")
+    bones["A"]["rq_vector"] = [0.2, 0.0, 0.0]
+    assert bones["A"].keyframe_insert('["rq_vector"]', frame=1)
