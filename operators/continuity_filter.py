@@ -50,7 +50,7 @@ class POSE_OT_rq_continuity_filter(bpy.types.Operator):
         try:
             for c in targets:
                 bone_modes.check_values(parameter_curves.pose_bone(c.obj, c.bone_name))
-            parameter_curves.check_unlocked(targets)
+            parameter_curves.check_editable(targets)
             writes = [
                 key_continuity.filter_writes(curves, values)
                 for curves, values in zip(

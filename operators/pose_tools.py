@@ -39,7 +39,15 @@ from typing import Any, cast
 import bpy
 from bpy.props import BoolProperty
 
-from ..rq_blender import bone_modes, compat, parameter_curves, pose_mirror, reports, transaction
+from ..rq_blender import (
+    animdata,
+    bone_modes,
+    compat,
+    parameter_curves,
+    pose_mirror,
+    reports,
+    transaction,
+)
 from ..rq_blender.registration import register_classes_factory
 from ..rq_rotation import mirror_twist_limit
 from ..rq_rotation.modes import ADDON_MODES, LIMITS, RQ, RQ_VECTOR, TWIST_LIMIT
@@ -183,6 +191,10 @@ class POSE_OT_rq_keyframe_insert(bpy.types.Operator):
         addon, native = _addon_and_native(context)
         channels = self.channels(context) or set()
         try:
+            for obj in {pb.id_data.name_full: pb.id_data for pb in addon}.values():
+                anim = obj.animation_data
+                if anim is not None and anim.action is not None:
+                    animdata.check_editable(anim.action)
             with transaction.all_or_nothing(_bones_of(addon)):
                 if native:
                     with _deselected(addon):

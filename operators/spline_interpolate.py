@@ -165,7 +165,7 @@ class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
         if targets is None:
             converted = self._convert(context)
             targets = parameter_curves.target_parameters(context, PARAMETERS)
-        parameter_curves.check_unlocked(targets)
+        parameter_curves.check_editable(targets)
         minimum = 3 if self.kind == 'BSPLINE' else 2
         keyed = [(c, times) for c in targets if len(times := c.key_times()) >= minimum]
         usable = [c for c, _ in keyed]

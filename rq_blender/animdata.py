@@ -161,6 +161,19 @@ def curve_place(bone_name: str, use: ActionUse, fcurve: bpy.types.FCurve) -> str
     )
 
 
+def check_editable(action: bpy.types.Action) -> None:
+    """Refuse (ValueError) an action Blender does not let you edit (linked from a library,
+    as a library override's often is): its keys cannot change in this file (a review: the
+    spline wrote into one, the filter reported keys changed that stayed as they were)."""
+    if not action.is_editable:
+        library = action.library.filepath if action.library is not None else ""
+        where = f" from {library}" if library else ""
+        raise ValueError(
+            f"action '{action.name}' is linked{where} and cannot be edited in this file: "
+            "make it local first, or edit it in its library"
+        )
+
+
 def check_unlocked(bone_name: str, use: ActionUse, fcurve: bpy.types.FCurve) -> None:
     """Refuse (ValueError) a locked F-curve: Blender's editing tools leave a locked channel
     alone, and so do the add-on's."""

@@ -402,6 +402,7 @@ def plan_conversion(
             channels = _read_source(owner, index, pose_bone, source)
             if channels is None:
                 continue
+            animdata.check_editable(use.action)
             _check_players(obj, pose_bone, use, players)
             plan.modifiers += _check_source(pose_bone, use, channels, strategy)
             keys = animdata.key_times(channels)

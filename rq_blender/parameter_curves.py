@@ -203,9 +203,11 @@ def target_parameters(context: bpy.types.Context, names: Iterable[str]) -> list[
     return found
 
 
-def check_unlocked(parameters: Sequence[ParameterCurves]) -> None:
-    """Refuse (ValueError) parameters with a locked F-curve (`animdata.check_unlocked`)."""
+def check_editable(parameters: Sequence[ParameterCurves]) -> None:
+    """Refuse (ValueError) parameters in an action that cannot be edited here
+    (`animdata.check_editable`) or with a locked F-curve (`animdata.check_unlocked`)."""
     for curves in parameters:
+        animdata.check_editable(curves.use.action)
         for fcurve in curves.fcurves:
             animdata.check_unlocked(curves.bone_name, curves.use, fcurve)
 

@@ -231,7 +231,9 @@ def _record_object(obj: bpy.types.Object, names: list[str], keys_only: bool) -> 
     copies: dict[str, bpy.types.Action] = {}
     for use in animdata.actions_of(obj):
         owner = animdata.fcurve_owner(use)
-        if owner is None:
+        # (An action linked from a library: no operator writes it (`animdata.check_editable`),
+        # and writing a copy back into it on a failure would.)
+        if owner is None or not use.action.is_editable:
             continue
         copy = copies.get(use.action.name_full)
         if copy is None:

@@ -115,8 +115,9 @@ def selected_bones(context: bpy.types.Context) -> list[BakeBone]:
 def check_bake(bones: Sequence[BakeBone], frames: tuple[float, float]) -> None:
     """Refuse, before anything is evaluated, what the bake cannot do: a frame range that
     ends before it starts, stored values no tool can use (`bone_modes.check_values`), an
-    armature in NLA tweak mode (its active action runs in a strip's time), a parameter
-    F-curve the keys would go into that is muted (Blender does not play it: the keys would
+    armature in NLA tweak mode (its active action runs in a strip's time), an active action
+    linked from a library (`animdata.check_editable`), a parameter F-curve the keys would go
+    into that is muted (Blender does not play it: the keys would
     not pose the bone) or locked (Blender's editing tools leave it alone). Raises ValueError
     saying which."""
     if frames[1] < frames[0]:
@@ -132,7 +133,8 @@ def check_bake(bones: Sequence[BakeBone], frames: tuple[float, float]) -> None:
 
 def _check_target_curves(bone: BakeBone, use: animdata.ActionUse) -> None:
     """Refuse (ValueError) a muted or locked parameter F-curve of ``bone`` in ``use`` (the
-    active action, which `write_plans` writes)."""
+    active action, which `write_plans` writes), or an action that cannot be edited here."""
+    animdata.check_editable(use.action)
     owner = animdata.fcurve_owner(use)
     if owner is None:
         return

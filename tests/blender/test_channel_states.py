@@ -164,3 +164,54 @@ def test_keep_key_times_names_the_widest_gaps_first(addon, capsys):
     capsys.readouterr()
     assert bpy.ops.pose.rq_set_mode(mode="RQ", strategy="KEYS") == {"FINISHED"}
     assert "Keys up to 172° apart on D, C, B and 1 more" in capsys.readouterr().out
+
+
+def _linked_action_rig(tmp_path):
+    """A rig whose bone A is RQ, animated by an action linked from a library file (as a
+    library override's action often is; Blender does not let the shot edit it)."""
+    obj = rigs.armature(("A", "B"))
+    bone_modes = ro.addon_module("rq_blender.bone_modes")
+    bone_modes.enter_mode(obj.pose.bones["A"], "RQ", (0.0, 0.0, 0.0))
+    for frame, x in zip(FRAMES, (3.0, -3.0, 3.0, -3.0), strict=True):
+        obj.pose.bones["A"]["rq_vector"] = [x, 0.0, 0.0]
+        obj.pose.bones["A"].keyframe_insert('["rq_vector"]', frame=frame)
+    action = obj.animation_data.action
+    action.name = "Library Walk"
+    library = tmp_path / "walk.blend"
+    bpy.data.libraries.write(str(library), {action})
+    obj.animation_data.action = None
+    bpy.data.actions.remove(action)
+    with bpy.data.libraries.load(str(library), link=True) as (_, linked):
+        linked.actions = ["Library Walk"]
+    obj.animation_data.action = linked.actions[0]
+    if hasattr(obj.animation_data, "action_slot"):
+        obj.animation_data.action_slot = linked.actions[0].slots[0]
+    assert not obj.animation_data.action.is_editable
+    for pose_bone in obj.pose.bones:
+        rigs.select(pose_bone, pose_bone.name == "A")
+    obj.data.bones.active = obj.data.bones["A"]
+    return obj
+
+
+LINKED = r"action 'Library Walk' is linked from .*walk\.blend and cannot be edited"
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: bpy.ops.pose.rq_spline_interpolate(), LINKED),
+        (lambda: bpy.ops.pose.rq_spline_interpolate(convert_native=False), LINKED),
+        (lambda: bpy.ops.pose.rq_continuity_filter(), LINKED),
+        (lambda: bpy.ops.pose.rq_keyframe_insert(), LINKED),
+        (lambda: bpy.ops.pose.rq_bake(target="QUATERNION"), LINKED),
+        (lambda: bpy.ops.pose.rq_bake_visual(frame_start=1, frame_end=10), LINKED),
+        (lambda: bpy.ops.pose.rq_set_mode(mode="QUATERNION"), "is linked and cannot be edited"),
+    ],
+    ids=["spline", "spline_no_convert", "filter", "keyframe", "bake", "bake_visual", "set_mode"],
+)
+def test_an_action_linked_from_a_library_is_refused(addon, tmp_path, call, match):
+    """A review found the spline writing into it, the filter reporting keys changed that
+    stayed as they were, I reporting bones keyed, and the bake asking to make it single-user
+    on the library's own object. (Switch Mode's poll refuses it already.)"""
+    obj = _linked_action_rig(tmp_path)
+    _refused(call, match, obj)
