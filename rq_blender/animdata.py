@@ -174,6 +174,16 @@ def check_editable(action: bpy.types.Action) -> None:
         )
 
 
+def check_unmuted(bone_name: str, use: ActionUse, fcurve: bpy.types.FCurve, why: str) -> None:
+    """Refuse (ValueError) a muted F-curve: Blender does not play it; ``why`` says what that
+    would do to the operator's keys."""
+    if fcurve.mute:
+        raise ValueError(
+            f"{curve_place(bone_name, use, fcurve)} is muted: unmute or delete it first "
+            f"(Blender does not play it; {why})"
+        )
+
+
 def check_unlocked(bone_name: str, use: ActionUse, fcurve: bpy.types.FCurve) -> None:
     """Refuse (ValueError) a locked F-curve: Blender's editing tools leave a locked channel
     alone, and so do the add-on's."""

@@ -204,11 +204,7 @@ def _check_source(
         if channel is None:
             continue
         fcurve = channel.fcurve
-        if fcurve.mute:
-            raise ValueError(
-                f"{animdata.curve_place(pose_bone.name, use, fcurve)} is muted: unmute or "
-                "delete it first (Blender does not play it; converted, its keys would play)"
-            )
+        animdata.check_unmuted(pose_bone.name, use, fcurve, "converted, its keys would play")
         animdata.check_unlocked(pose_bone.name, use, fcurve)
         kinds = animdata.modifier_types(fcurve) if channel.keys.has_modifiers else []
         if kinds and strategy == "KEYS":

@@ -144,12 +144,7 @@ def _check_target_curves(bone: BakeBone, use: animdata.ActionUse) -> None:
             fcurve = owner.fcurves.find(path, index=index)
             if fcurve is None:
                 continue
-            if fcurve.mute:
-                raise ValueError(
-                    f"{animdata.curve_place(bone.name, use, fcurve)} is muted: unmute or "
-                    "delete it first (Blender does not play it: baked keys there would not "
-                    "pose the bone)"
-                )
+            animdata.check_unmuted(bone.name, use, fcurve, "baked keys there would not pose it")
             animdata.check_unlocked(bone.name, use, fcurve)
 
 
