@@ -152,7 +152,7 @@ class POSE_OT_rq_reparameterize(bpy.types.Operator):
         )
         skipped = animated or outside_limits
         reports.report(self, 'WARNING' if skipped else 'INFO', headline, details)
-        return {'FINISHED'} if changes else {'CANCELLED'}
+        return {'FINISHED'}  # also when nothing changed (see `operators`)
 
 
 register, unregister = register_classes_factory((POSE_OT_rq_reparameterize,))

@@ -138,9 +138,9 @@ class POSE_OT_rq_set_mode(bpy.types.Operator):
             self.report({'ERROR'}, f"Nothing changed: {error}")
             return {'CANCELLED'}
         label = MODES[self.mode].label
-        if not plans:
+        if not plans:  # done, nothing to change (see `operators`)
             self.report({'INFO'}, f"No bone changed: the selected bones are already {label}")
-            return {'CANCELLED'}
+            return {'FINISHED'}
         try:
             with (
                 transaction.all_or_nothing((obj, plan.name) for plan in plans),

@@ -174,7 +174,7 @@ class POSE_OT_rq_spline_interpolate(bpy.types.Operator):
                 {'WARNING'},
                 f"Nothing interpolated: no selected RQ or Swing/Twist channel has {minimum}+ keys",
             )
-            return {'FINISHED'} if converted else {'CANCELLED'}
+            return {'FINISHED'} if converted or targets else {'CANCELLED'}  # (`operators`)
         kind = spline_keys.KINDS[self.kind]
         with progress.progress(context, 2 * len(usable)) as update:
             results = parameter_splines.fit(usable, [t for _, t in keyed], kind, self.tolerance)

@@ -79,7 +79,7 @@ def test_set_mode_names_the_mode_as_the_menu_does(addon, capsys):
     capsys.readouterr()
     assert bpy.ops.pose.rq_set_mode(mode='SWING_TWIST') == {'FINISHED'}
     assert _headline(capsys) == "Switched 2 bones to Swing/Twist (1 animated)"
-    assert bpy.ops.pose.rq_set_mode(mode='SWING_TWIST') == {'CANCELLED'}
+    assert bpy.ops.pose.rq_set_mode(mode='SWING_TWIST') == {'FINISHED'}
     assert _headline(capsys) == "No bone changed: the selected bones are already Swing/Twist"
     assert bpy.ops.pose.rq_set_mode(mode='RQ') == {'FINISHED'}
     assert _headline(capsys) == "Switched 2 bones to RQ (1 animated)"
@@ -91,12 +91,12 @@ def test_reparameterize_says_why_nothing_changed(addon, capsys):
     bone_modes.enter_mode(obj.pose.bones["Short"], "RQ", (0.0, 0.0, 1.0))
     ro.key_rq(obj.pose.bones["Keyed"], [(1.0, (0.0, 0.0, 5.0)), (5.0, (0.0, 0.0, 5.5))])
     capsys.readouterr()
-    assert bpy.ops.pose.rq_reparameterize() == {'CANCELLED'}
+    assert bpy.ops.pose.rq_reparameterize() == {'FINISHED'}
     found = _reports(capsys)
     assert found[-1] == ("Warning", "No bone changed: Keyed keyed")
     assert "Left Keyed unchanged: keyed (use RQ Continuity Filter" in found[0][1]
     rigs.select(obj.pose.bones["Keyed"], False)
-    assert bpy.ops.pose.rq_reparameterize() == {'CANCELLED'}
+    assert bpy.ops.pose.rq_reparameterize() == {'FINISHED'}
     assert _headline(capsys) == "No bone changed: every vector is already within 180°"
 
 

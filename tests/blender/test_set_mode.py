@@ -334,8 +334,8 @@ def test_only_selected_bones_change_and_report(addon):
     assert _set_mode(mode="RQ") == {"FINISHED"}
     assert "rq_vector" in obj.pose.bones["A"]
     assert obj.pose.bones["B"].rotation_mode == "XYZ"
-    # Already in the mode: nothing to do.
-    assert _set_mode(mode="RQ") == {"CANCELLED"}
+    # Already in the mode: done, nothing to change.
+    assert _set_mode(mode="RQ") == {"FINISHED"}
 
 
 def test_wrong_context_fails_poll(addon):

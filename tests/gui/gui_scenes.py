@@ -434,6 +434,17 @@ def redo() -> None:
         bpy.ops.ed.redo()
 
 
+def redo_last(**properties: Any) -> str:
+    """What a change in the redo panel does: set the last operator's ``properties`` and run
+    it again from the state before it (``ed.undo_redo``)."""
+    last = bpy.context.window_manager.operators[-1]
+    for name, value in properties.items():
+        setattr(last.properties, name, value)
+    with override("VIEW_3D"):
+        result = bpy.ops.ed.undo_redo()
+    return next(iter(result))
+
+
 def run_with_undo(operator: str, **properties: Any) -> str:
     """Run ``bpy.ops.pose.<operator>`` as a button does: executed, with its undo step."""
     with override("VIEW_3D"):

@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 import pytest
+from PIL import Image
 
 ADDON = "bl_ext.user_default.rq_rotations"
 # A Python error printed by Blender (drawing code, handlers, operators).
@@ -641,6 +642,49 @@ def test_undo_redo_set_mode_to_swing_twist_and_back(gui, undo_rig):
             gui, operator_step(gui, "rq_set_mode", ["Root", "Tip"], mode=mode)
         )
         assert {bone["mode"] for bone in after["bones"].values()} == {mode}
+
+
+def test_redo_panel_asking_for_the_state_before_shows_it(gui, undo_rig):
+    """The redo panel runs the operator again from the state before it, and Blender puts the
+    previous result back unless that run finishes: Mode set back to the bones' own, or a
+    threshold above the vector, showed the previous result (data and sidebar) under a report
+    that nothing changed (a review). Done with nothing to change, it shows the state before."""
+    box = gui.run(
+        "obj = bpy.data.objects['UndoRig']\n"
+        "gui_scenes.select(obj, ['Root', 'Tip'], active='Root')\n"
+        "result = gui_scenes.show_sidebar()\n"
+    )
+
+    def sidebar(name):
+        gui.run("gui_scenes.redraw()")
+        return np.asarray(Image.open(gui.screenshot(f"redo-panel-{name}", box)).convert("RGB"))
+
+    gui.run("gui_scenes.undo_push('before the operator')")
+    before, shown = snapshot(gui), sidebar("before")
+    (own,) = {bone["mode"] for bone in before["bones"].values()}
+    other = "QUATERNION" if own != "QUATERNION" else "RQ"
+    assert gui.run(f"result = gui_scenes.run_with_undo('rq_set_mode', mode={other!r})") == (
+        "FINISHED"
+    )
+    assert snapshot(gui) != before
+    assert gui.run(f"result = gui_scenes.redo_last(mode={own!r})") == "FINISHED"
+    assert snapshot(gui) == before
+    assert np.array_equal(sidebar("mode-back"), shown)
+
+    gui.run(
+        "obj = bpy.data.objects['UndoRig']\n"
+        "gui_scenes.select(obj, ['Tip'], active='Tip')\n"
+        "gui_scenes.run_with_undo('rq_set_mode', mode='RQ')\n"
+        "obj.pose.bones['Tip']['rq_vector'] = [0.0, 0.0, 3.6]\n"
+        "obj.update_tag()\n"
+        "gui_scenes.undo_push('a vector past pi')"
+    )
+    before, shown = snapshot(gui), sidebar("vector")
+    assert gui.run("result = gui_scenes.run_with_undo('rq_reparameterize')") == "FINISHED"
+    assert snapshot(gui)["bones"]["Tip"]["props"]["rq_vector"][2] == pytest.approx(3.6 - 2 * np.pi)
+    assert gui.run("result = gui_scenes.redo_last(threshold=4.0)") == "FINISHED"
+    assert snapshot(gui) == before
+    assert np.array_equal(sidebar("threshold-above"), shown)
 
 
 LAST_OPERATOR = "gui_scenes.last_operator()"
