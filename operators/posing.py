@@ -28,8 +28,11 @@ parameters (ID properties), evaluates the depsgraph and redraws every editor
 - with X-Axis Mirror (the armature's ``pose.use_mirror_x``) the bone with the flipped name
   follows mirrored (`rq_blender.pose_mirror`), unless it is dragged itself; Esc restores it.
 
-The whole drag is one undo step. The class is registered with the other operators; its keymap
-entry (R in the Pose keymap) is registered with the UI, in ``panels/keymap.py``.
+The whole drag is one undo step, and its redo panel (F9) shows the turn as it ended: Angle,
+Orientation and Axis (a trackball turn as the one axis it amounts to), which re-apply it to the
+bones as they were (``execute``, also for scripts: `_recorded_delta`). The class is registered
+with the other operators; its keymap entry (R in the Pose keymap) is registered with the UI, in
+``panels/keymap.py``.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from typing import Any, cast
 
 import bpy
 import numpy as np
-from bpy.props import BoolProperty, EnumProperty, FloatVectorProperty
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, FloatVectorProperty
 from bpy_extras import view3d_utils
 from mathutils import Matrix, Quaternion, Vector
 
@@ -93,6 +96,7 @@ ORIENT_ITEMS = (
     ('GLOBAL', "Global", "World axes"),
     ('LOCAL', "Local", "Each bone's own posed axes"),
     ('MATRIX', "Matrix", "The axes given in Orientation Matrix (rows: X, Y, Z in world space)"),
+    ('VIEW', "View", "The axis into the screen when the rotation started"),
 )
 
 
@@ -105,6 +109,7 @@ class BoneState:
     mode: str
     joint: Quaternion  # world rotation of the bone's posed frame at the start
     basis: Quaternion  # the bone's local rotation at the start
+    head: Vector  # world position of the joint at the start
     start: dict[str, Any] = field(default_factory=dict)  # parameters (or matrix_basis)
     last: dict[str, Any] = field(default_factory=dict)  # parameters last written
 
@@ -114,6 +119,12 @@ def _lookup(state: BoneState) -> tuple[bpy.types.Object, bpy.types.PoseBone]:
     obj = bpy.data.objects[state.obj_name]
     assert obj.pose is not None
     return obj, obj.pose.bones[state.name]
+
+
+def _axes_row_by_row(axes: Matrix) -> list[float]:
+    """The columns of ``axes`` (3x3: the X, Y, Z axes) one after the other, as
+    ``orient_matrix`` holds them."""
+    return [axes[row][column] for column in range(3) for row in range(3)]
 
 
 def snap_settings(scene: bpy.types.Scene | None) -> tuple[bool, float, float]:
@@ -203,6 +214,21 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
         options={'SKIP_SAVE'},
         description="Confirm when the mouse button that started the rotation is released",
     )
+    # The turn as it ended (`_record`), which ``execute`` applies: `_recorded_delta`.
+    value: FloatProperty(  # type: ignore[valid-type]
+        name="Angle",
+        subtype='ANGLE',
+        options={'SKIP_SAVE'},
+        description="The turn about the axis (right-handed; about the view axis, clockwise on "
+        "screen)",
+    )
+    view_axis: FloatVectorProperty(  # type: ignore[valid-type]
+        name="View Axis",
+        size=3,
+        default=(0.0, 0.0, -1.0),
+        options={'SKIP_SAVE', 'HIDDEN'},
+        description="World direction into the screen when the rotation started",
+    )
 
     @classmethod
     def poll(cls, context: bpy.types.Context) -> bool:
@@ -220,13 +246,65 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
         region, view = context.region, context.region_data
         if region is None or view is None:
             return {'CANCELLED'}
+        refused = self._read_bones(context)
+        if refused is not None:
+            return refused
+        heads = [state.head for state in self.bones]
+        centre = Vector(self.center) if self.use_center else sum(heads, Vector()) / len(heads)
+        pivot = view3d_utils.location_3d_to_region_2d(region, view, centre)
+        self.pivot = Vector((region.width / 2, region.height / 2)) if pivot is None else pivot
+        self.view_rotation = view.view_rotation.copy()
+        self.view_axis = self.view_rotation @ Vector((0.0, 0.0, -1.0))
+        self.mouse = self.start_mouse = Vector((event.mouse_region_x, event.mouse_region_y))
+        self.angle = 0.0  # accumulated mouse angle about the pivot, counter-clockwise
+        self.trackball = Vector((0.0, 0.0))
+        self.mode = "VIEW"  # or "TRACKBALL", "GLOBAL", "LOCAL", "MATRIX"
+        self.axis = "Z"
+        m = list(self.orient_matrix)
+        self.orient = Matrix((m[0:3], m[3:6], m[6:9])).transposed()  # columns: the axes
+        if self.use_trackball:
+            self.mode = "TRACKBALL"
+        elif self.constraint_axis != 'NONE' and self.orient_type != 'VIEW':
+            self.mode, self.axis = self.orient_type, self.constraint_axis
+        self.typed = ""
+        # Ctrl (snap_invert) and Shift (precise) as last seen; the scene's snapping settings.
+        self.snap_invert, self.precise = bool(event.ctrl), bool(event.shift)
+        self.snap_default, self.snap_increment, self.snap_precision = snap_settings(context.scene)
+        cast(Any, context.window_manager).modal_handler_add(self)
+        if context.workspace is not None:
+            context.workspace.status_text_set(_draw_status)
+        self._update(context)
+        return {'RUNNING_MODAL'}
+
+    def execute(self, context: bpy.types.Context) -> set[Any]:
+        """The recorded turn (`_recorded_delta`) applied to the selected bones as they are: the
+        redo panel's run, from the state before the drag."""
+        refused = self._read_bones(context)
+        if refused is not None:
+            return refused
+        self._apply(context)
+        return self._finish(context, confirm=True)
+
+    def draw(self, context: bpy.types.Context) -> None:
+        """The redo panel: the turn as `_recorded_delta` reads it."""
+        layout = self.layout
+        layout.use_property_split = True
+        layout.prop(self, "value")
+        layout.prop(self, "orient_type")
+        row = layout.row()
+        row.active = self.orient_type != 'VIEW'
+        row.prop(self, "constraint_axis", text="Axis")
+
+    def _read_bones(self, context: bpy.types.Context) -> set[Any] | None:
+        """Record the selected bones as they are (``self.bones``) and their X-Axis Mirror
+        bones (``self.mirrors``); a refusal's return value if one has values no tool can use."""
         try:
             for pose_bone in context.selected_pose_bones or ():
                 bone_modes.check_values(pose_bone)
         except ValueError as error:
             return transaction.report_failure(self, error)
         self.bones: list[BoneState] = []
-        heads = []
+        self.limited = False
         for pose_bone in context.selected_pose_bones or ():
             obj = cast(bpy.types.Object, pose_bone.id_data)
             mode = bone_modes.current_mode(pose_bone)
@@ -243,38 +321,14 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
                     mode,
                     world.to_quaternion(),
                     pose_bone.matrix_basis.to_quaternion(),
+                    world.translation,
                     start,
                     dict(start),
                 )
             )
-            heads.append(world.translation)
         # X-Axis Mirror: the mirror bones follow mirrored (Esc puts them back).
         self.mirrors = pose_mirror.mirrors(list(context.selected_pose_bones or ()))
-        centre = Vector(self.center) if self.use_center else sum(heads, Vector()) / len(heads)
-        pivot = view3d_utils.location_3d_to_region_2d(region, view, centre)
-        self.pivot = Vector((region.width / 2, region.height / 2)) if pivot is None else pivot
-        self.view_rotation = view.view_rotation.copy()
-        self.mouse = self.start_mouse = Vector((event.mouse_region_x, event.mouse_region_y))
-        self.angle = 0.0  # accumulated mouse angle about the pivot, counter-clockwise
-        self.trackball = Vector((0.0, 0.0))
-        self.mode = "VIEW"  # or "TRACKBALL", "GLOBAL", "LOCAL", "MATRIX"
-        self.axis = "Z"
-        m = list(self.orient_matrix)
-        self.orient = Matrix((m[0:3], m[3:6], m[6:9])).transposed()  # columns: the axes
-        if self.use_trackball:
-            self.mode = "TRACKBALL"
-        elif self.constraint_axis != 'NONE':
-            self.mode, self.axis = self.orient_type, self.constraint_axis
-        self.typed = ""
-        self.limited = False
-        # Ctrl (snap_invert) and Shift (precise) as last seen; the scene's snapping settings.
-        self.snap_invert, self.precise = bool(event.ctrl), bool(event.shift)
-        self.snap_default, self.snap_increment, self.snap_precision = snap_settings(context.scene)
-        cast(Any, context.window_manager).modal_handler_add(self)
-        if context.workspace is not None:
-            context.workspace.status_text_set(_draw_status)
-        self._update(context)
-        return {'RUNNING_MODAL'}
+        return None
 
     # -- events ----------------------------------------------------------------------------
 
@@ -364,34 +418,64 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
             self._snap(self.trackball.y * TRACKBALL_RADIANS_PER_PIXEL),
         )
 
-    def _world_delta(self, state: BoneState) -> Quaternion:
-        """The world-space rotation to apply to one bone."""
+    def _record(self) -> None:
+        """Write the turn so far into the properties `_recorded_delta` reads (the redo
+        panel's): a trackball turn as the axis and angle it amounts to, in a Matrix
+        orientation whose Z is that axis."""
         typed = self._typed_angle()
-        into_screen = self.view_rotation @ Vector((0.0, 0.0, -1.0))
+        into_screen = Vector(self.view_axis)
         if self.mode == "TRACKBALL" and typed is None:
             right = self.view_rotation @ Vector((1.0, 0.0, 0.0))
             up = self.view_rotation @ Vector((0.0, 1.0, 0.0))
             dx, dy = self._trackball_angles()
-            return Quaternion(up, dx) @ Quaternion(right, -dy)
-        if self.mode in {"GLOBAL", "LOCAL", "MATRIX"}:
-            axis = AXES[self.axis].copy()
-            if self.mode == "LOCAL":
-                axis = state.joint @ axis
-            elif self.mode == "MATRIX":
-                axis = (self.orient @ axis).normalized()
+            turn = Quaternion(up, dx) @ Quaternion(right, -dy)
+            axis = turn.axis if turn.angle > 0.0 else into_screen
+            basis = axis.to_track_quat('Z', 'Y').to_matrix()  # columns: X, Y and the axis
+            self.orient_type, self.constraint_axis, self.value = 'MATRIX', 'Z', turn.angle
+            self.orient_matrix = _axes_row_by_row(basis)
+        elif self.mode in {"GLOBAL", "LOCAL", "MATRIX"}:
+            self.orient_type, self.constraint_axis = self.mode, self.axis
+            self.orient_matrix = _axes_row_by_row(self.orient)
             if typed is not None:
-                return Quaternion(axis, typed)
-            # The mouse turns the bone the way it turns on screen, whichever way the axis points.
-            sign = -1.0 if axis.dot(into_screen) > 0.0 else 1.0
-            return Quaternion(axis, sign * self._mouse_angle())
-        # About the view axis: a positive typed angle turns clockwise on screen, as in Blender.
-        return Quaternion(into_screen, typed if typed is not None else -self._mouse_angle())
+                self.value = typed
+            else:
+                # The mouse turns the bones the way it turns on screen, whichever way the axis
+                # points (local axes: the first bone's, as Blender takes the active one's).
+                axis = self._axis(self.bones[0].joint)
+                self.value = (-1.0 if axis.dot(into_screen) > 0.0 else 1.0) * self._mouse_angle()
+        else:
+            # About the view axis: a positive angle turns clockwise on screen, as in Blender.
+            self.orient_type, self.constraint_axis = 'VIEW', 'NONE'
+            self.value = typed if typed is not None else -self._mouse_angle()
+
+    def _axis(self, joint: Quaternion) -> Vector:
+        """The world axis of the recorded orientation and axis, for a bone whose posed frame
+        turns by ``joint`` (Local: the bone's own axis)."""
+        if self.orient_type == 'VIEW' or self.constraint_axis == 'NONE':
+            return Vector(self.view_axis).normalized()
+        axis = AXES[self.constraint_axis].copy()
+        if self.orient_type == 'LOCAL':
+            return joint @ axis
+        if self.orient_type == 'MATRIX':
+            m = list(self.orient_matrix)
+            return (Matrix((m[0:3], m[3:6], m[6:9])).transposed() @ axis).normalized()
+        return axis
+
+    def _recorded_delta(self, state: BoneState) -> Quaternion:
+        """The world-space rotation the properties give one bone: ``value`` about `_axis`."""
+        return Quaternion(self._axis(state.joint), self.value)
 
     def _update(self, context: bpy.types.Context) -> None:
+        self._record()
+        self._apply(context)
+        self._header(context)
+
+    def _apply(self, context: bpy.types.Context) -> None:
+        """Pose every bone by its start rotation turned by `_recorded_delta`, and show it."""
         self.limited = False
         for state in self.bones:
             _, pose_bone = _lookup(state)
-            delta = state.joint.inverted() @ self._world_delta(state) @ state.joint
+            delta = state.joint.inverted() @ self._recorded_delta(state) @ state.joint
             rotation = state.basis @ delta
             if state.mode in ADDON_MODES:
                 state.last, limited = bone_modes.parameters_for_rotation(
@@ -405,7 +489,6 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
                 continue
             bone_modes.write_parameters(pose_bone, state.last)
             pose_mirror.follow(self.mirrors, pose_bone, state.mode, state.last)
-        self._header(context)
         # Evaluate now: left to the event loop, the drawing sometimes ran before the drivers
         # had read the new values, and the bone showed the previous mouse position's pose.
         context.view_layer.update()

@@ -6,6 +6,7 @@ Screenshots go to build/gui/ (artifacts); the best are copied to docs/screenshot
 
 from __future__ import annotations
 
+import math
 import re
 import time
 
@@ -380,6 +381,35 @@ def test_r_x_typed_angle_enter_rotates_an_rq_bone(gui, chain):
     assert same_rotation(after["parameter_quat"], after["basis"])
     assert np.linalg.norm(np.subtract(after["rq_vector"], before["rq_vector"])) < 1.0
     assert_no_python_error(gui, since)
+
+
+def test_r_has_a_redo_panel_that_changes_the_turn(gui, chain):
+    """R offers Blender's redo panel (F9): the turn as it ended (Angle, Orientation, Axis),
+    and a change there turns the bones as they were before R (a review found no panel: the
+    operator had no ``execute``)."""
+    before, _ = pose_with_keys(gui, "Spine", "x", "30", "Return")
+    hud = gui.run(
+        "result = [[r.width, r.height] for r in gui_scenes.area('VIEW_3D').regions"
+        " if r.type == 'HUD']"
+    )
+    assert hud and min(hud[0]) > 0, f"no redo panel: {hud}"
+    recorded = gui.run(
+        "props = bpy.context.window_manager.operators[-1].properties\n"
+        "result = [props.value, props.orient_type, props.constraint_axis]"
+    )
+    assert recorded[1:] == ["GLOBAL", "X"]
+    assert recorded[0] == pytest.approx(np.radians(30.0), abs=1e-6)
+    gui.run("gui_scenes.redraw()")
+    gui.screenshot("redo-panel-rotate")
+    turn = math.radians(75.0)
+    assert gui.run(f"result = gui_scenes.redo_last(value={turn!r}, constraint_axis='Z')") == (
+        "FINISHED"
+    )
+    redone = gui.run("result = gui_scenes.bone_state('Spine')")
+    c, s = np.cos(turn), np.sin(turn)
+    about_z = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+    np.testing.assert_allclose(redone["matrix"], about_z @ np.array(before["matrix"]), atol=1e-5)
+    assert same_rotation(redone["parameter_quat"], redone["basis"])
 
 
 def test_rotation_past_pi_keeps_the_closest_vector_instead_of_flipping(gui, chain):
