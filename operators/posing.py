@@ -123,8 +123,14 @@ def _lookup(state: BoneState) -> tuple[bpy.types.Object, bpy.types.PoseBone]:
 
 def _axes_row_by_row(axes: Matrix) -> list[float]:
     """The columns of ``axes`` (3x3: the X, Y, Z axes) one after the other, as
-    ``orient_matrix`` holds them."""
+    ``orient_matrix`` holds them (the inverse of `_axes_of`)."""
     return [axes[row][column] for column in range(3) for row in range(3)]
+
+
+def _axes_of(orient_matrix: Any) -> Matrix:
+    """The 3x3 matrix whose columns are the X, Y, Z axes ``orient_matrix`` holds row by row."""
+    m = list(orient_matrix)
+    return Matrix((m[0:3], m[3:6], m[6:9])).transposed()
 
 
 def snap_settings(scene: bpy.types.Scene | None) -> tuple[bool, float, float]:
@@ -260,8 +266,7 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
         self.trackball = Vector((0.0, 0.0))
         self.mode = "VIEW"  # or "TRACKBALL", "GLOBAL", "LOCAL", "MATRIX"
         self.axis = "Z"
-        m = list(self.orient_matrix)
-        self.orient = Matrix((m[0:3], m[3:6], m[6:9])).transposed()  # columns: the axes
+        self.orient = _axes_of(self.orient_matrix)
         if self.use_trackball:
             self.mode = "TRACKBALL"
         elif self.constraint_axis != 'NONE' and self.orient_type != 'VIEW':
@@ -304,7 +309,6 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
         except ValueError as error:
             return transaction.report_failure(self, error)
         self.bones: list[BoneState] = []
-        self.limited = False
         for pose_bone in context.selected_pose_bones or ():
             obj = cast(bpy.types.Object, pose_bone.id_data)
             mode = bone_modes.current_mode(pose_bone)
@@ -457,8 +461,7 @@ class POSE_OT_rq_rotate(bpy.types.Operator):
         if self.orient_type == 'LOCAL':
             return joint @ axis
         if self.orient_type == 'MATRIX':
-            m = list(self.orient_matrix)
-            return (Matrix((m[0:3], m[3:6], m[6:9])).transposed() @ axis).normalized()
+            return (_axes_of(self.orient_matrix) @ axis).normalized()
         return axis
 
     def _recorded_delta(self, state: BoneState) -> Quaternion:
